@@ -1,0 +1,67 @@
+package dev.ctxprobe.engine;
+
+import java.util.Arrays;
+import java.util.Locale;
+
+/** Why a step failed: exactly one class per failed step (spec 05), written as its lower-case id. */
+public enum FailureClass {
+    /** The port was taken before launch. */
+    PORT_BUSY(false),
+    /** Accelerator memory still held by another process before launch. */
+    GPU_BUSY(false),
+    /** The engine refused at startup: the context does not fit in KV memory. */
+    KV_INSUFFICIENT(true),
+    /** Out of memory while loading or capturing graphs. */
+    OOM_STARTUP(true),
+    /** The engine rejected its arguments (length above the model's limit, bad flag). */
+    CONFIG_REJECTED(true),
+    /** Exited during startup for another reason. */
+    STARTUP_CRASH(true),
+    /** Still not ready after startup_s. */
+    STARTUP_TIMEOUT(true),
+    /** HTTP 4xx or an error event: the prompt is too long for the running server. */
+    REQUEST_REJECTED(true),
+    /** Answered, but prompt_tokens is smaller than the target (or LMDeploy's empty 200). */
+    TRUNCATED(true),
+    /** prompt_tokens differs from the target for another reason. */
+    TOKEN_MISMATCH(true),
+    /** The server died while serving. */
+    SERVER_CRASH(true),
+    /** No complete answer within request_s. */
+    TIMEOUT(true),
+    /** Any other HTTP or protocol failure. */
+    HTTP_ERROR(true),
+    /** ctxprobe itself failed: never hidden behind another class. */
+    CLIENT_ERROR(false),
+    /** The user stopped the run. */
+    INTERRUPTED(false);
+
+    private final boolean saysSomethingAboutLength;
+
+    FailureClass(boolean saysSomethingAboutLength) {
+        this.saysSomethingAboutLength = saysSomethingAboutLength;
+    }
+
+    /** False for failures that a search must not read as "too long" (spec 05, rule 5). */
+    public boolean saysSomethingAboutLength() {
+        return saysSomethingAboutLength;
+    }
+
+    /** The id written in results, e.g. {@code kv_insufficient}. */
+    public String id() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** The class for an id as written in results. */
+    public static FailureClass fromId(String id) {
+        return Arrays.stream(values())
+                .filter(c -> c.id().equals(id))
+                .findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("unknown failure class '" + id + "'"));
+    }
+
+    @Override
+    public String toString() {
+        return id();
+    }
+}
