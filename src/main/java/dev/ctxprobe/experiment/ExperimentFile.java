@@ -1,0 +1,52 @@
+package dev.ctxprobe.experiment;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+
+/**
+ * The experiment file exactly as written, bound by Jackson with unknown keys refused; {@link ExperimentLoader}
+ * turns it into an {@link Experiment} with defaults and checks. Boxed types tell "absent" from a value.
+ */
+record ExperimentFile(
+        String experiment,
+        String description,
+        String model,
+        HardwareFile hardware,
+        LinkedHashMap<String, String> env,
+        LinkedHashMap<String, Object> vars,
+        Long contextPad,
+        LoadFile load,
+        SweepFile sweep,
+        TimeoutsFile timeouts,
+        List<BackendFile> backends) {
+
+    record HardwareFile(String name, String accelerator, String chip) {}
+
+    record LoadFile(
+            Integer outputLen,
+            Integer numPrompts,
+            Integer maxConcurrency,
+            Object requestRate,
+            Integer warmup,
+            String verify) {}
+
+    record SweepFile(
+            String strategy, List<Long> targets, Boolean stopAfterFailure, FrontierFile frontier, String restart) {}
+
+    record FrontierFile(Long min, Long max, Double precision, Long align, Integer maxLaunches) {}
+
+    record TimeoutsFile(Double startupS, Double requestS, Double shutdownS) {}
+
+    record BackendFile(
+            String name,
+            String engine,
+            String host,
+            Integer port,
+            String command,
+            LinkedHashMap<String, String> env,
+            LinkedHashMap<String, Object> vars,
+            String healthPath,
+            Double startupS,
+            List<Integer> tokenIds,
+            String apiKeyEnv) {}
+}

@@ -1,0 +1,547 @@
+package dev.ctxprobe.experiment;
+
+import dev.ctxprobe.experiment.Experiment.Backend;
+import dev.ctxprobe.experiment.Experiment.Frontier;
+import dev.ctxprobe.experiment.Experiment.HardwareSpec;
+import dev.ctxprobe.experiment.Experiment.IdRange;
+import dev.ctxprobe.experiment.Experiment.Load;
+import dev.ctxprobe.experiment.Experiment.Restart;
+import dev.ctxprobe.experiment.Experiment.Strategy;
+import dev.ctxprobe.experiment.Experiment.Sweep;
+import dev.ctxprobe.experiment.Experiment.Timeouts;
+import dev.ctxprobe.experiment.ExperimentFile.BackendFile;
+import dev.ctxprobe.experiment.ExperimentFile.LoadFile;
+import dev.ctxprobe.experiment.ExperimentFile.SweepFile;
+import dev.ctxprobe.experiment.ExperimentFile.TimeoutsFile;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.StreamReadFeature;
+import tools.jackson.core.TokenStreamLocation;
+import tools.jackson.databind.DatabindException;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.PropertyNamingStrategies;
+import tools.jackson.databind.exc.MismatchedInputException;
+import tools.jackson.databind.exc.UnrecognizedPropertyException;
+import tools.jackson.dataformat.yaml.YAMLMapper;
+
+/**
+ * Reads an experiment file (YAML, or JSON which is YAML too) into an {@link Experiment}: unknown keys, wrong
+ * types and impossible values are refused with file:line:column and a sentence saying what to write instead.
+ */
+public final class ExperimentLoader {
+    /** Placeholders every command may use besides the experiment's vars. */
+    public static final Set<String> BUILT_IN_PLACEHOLDERS =
+            Set.of("model", "target_len", "max_model_len", "host", "port");
+
+    private static final Pattern SAFE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
+    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+    private static final long MAX_LENGTH = Integer.MAX_VALUE;
+
+    private static final YAMLMapper MAPPER = YAMLMapper.builder()
+            .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+            .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+            .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
+            .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            .build();
+
+    private final Set<String> knownEngines;
+    private final Set<String> enginesWithoutLaunch;
+
+    /**
+     * @param knownEngines the engine profile names a backend may name
+     * @param enginesWithoutLaunch engines that talk to an already-running endpoint and need no command
+     */
+    public ExperimentLoader(Set<String> knownEngines, Set<String> enginesWithoutLaunch) {
+        this.knownEngines = new TreeSet<>(knownEngines);
+        this.enginesWithoutLaunch = Set.copyOf(enginesWithoutLaunch);
+    }
+
+    /** Loads and checks one file. */
+    public Experiment load(Path file) throws ExperimentError {
+        String text;
+        try {
+            text = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new ExperimentError(file, 0, 0, "cannot read the experiment file (" + e.getMessage() + ")");
+        }
+        return parse(file, text);
+    }
+
+    /** Checks text as if it were the content of {@code file}. */
+    public Experiment parse(Path file, String text) throws ExperimentError {
+        ExperimentFile raw;
+        SourceMap where;
+        try {
+            where = SourceMap.of(MAPPER, text);
+            raw = MAPPER.readValue(text, ExperimentFile.class);
+        } catch (JacksonException e) {
+            throw translate(file, e);
+        }
+        if (raw == null) {
+            throw new ExperimentError(file, 0, 0, "the file is empty: start from experiments/demo.yaml");
+        }
+        return new Checker(file, where).check(raw);
+    }
+
+    private static ExperimentError translate(Path file, JacksonException e) {
+        TokenStreamLocation loc = e.getLocation();
+        int line = loc == null ? 0 : loc.getLineNr();
+        int col = loc == null ? 0 : loc.getColumnNr();
+        String path = pathOf(e);
+        if (e instanceof UnrecognizedPropertyException u) {
+            String known = u.getKnownPropertyIds() == null
+                    ? ""
+                    : u.getKnownPropertyIds().stream()
+                            .map(String::valueOf)
+                            .map(ExperimentLoader::snake)
+                            .sorted()
+                            .collect(Collectors.joining(", "));
+            String where = path.contains(".") ? " in '" + path.substring(0, path.lastIndexOf('.')) + "'" : "";
+            return new ExperimentError(
+                    file,
+                    line,
+                    col,
+                    "unknown key '" + u.getPropertyName() + "'" + where + "; the keys allowed here are: " + known);
+        }
+        if (e instanceof MismatchedInputException m) {
+            String want = m.getTargetType() == null ? "another type" : describe(m.getTargetType());
+            return new ExperimentError(
+                    file, line, col, "'" + path + "' must be " + want + " (" + firstLine(m.getOriginalMessage()) + ")");
+        }
+        if (e instanceof DatabindException) {
+            return new ExperimentError(file, line, col, "'" + path + "': " + firstLine(e.getOriginalMessage()));
+        }
+        return new ExperimentError(
+                file, line, col, "not valid YAML: " + firstLine(e.getOriginalMessage()) + " (check indentation and quotes)");
+    }
+
+    private static String snake(String camel) {
+        return camel.replaceAll("([a-z0-9])([A-Z])", "$1_$2").toLowerCase(Locale.ROOT);
+    }
+
+    private static String describe(Class<?> type) {
+        if (type == Integer.class || type == Long.class || type == int.class || type == long.class) {
+            return "a whole number";
+        }
+        if (type == Double.class || type == double.class) {
+            return "a number";
+        }
+        if (type == Boolean.class || type == boolean.class) {
+            return "true or false";
+        }
+        if (type == String.class) {
+            return "a text value";
+        }
+        if (List.class.isAssignableFrom(type)) {
+            return "a list";
+        }
+        if (Map.class.isAssignableFrom(type) || type.isRecord()) {
+            return "a mapping of keys to values";
+        }
+        return "a " + type.getSimpleName();
+    }
+
+    private static String pathOf(JacksonException e) {
+        StringBuilder sb = new StringBuilder();
+        for (JacksonException.Reference r : e.getPath()) {
+            if (r.getPropertyName() != null) {
+                if (!sb.isEmpty()) {
+                    sb.append('.');
+                }
+                sb.append(r.getPropertyName());
+            } else if (r.getIndex() >= 0) {
+                sb.append('[').append(r.getIndex()).append(']');
+            }
+        }
+        return sb.toString();
+    }
+
+    private static String firstLine(String s) {
+        if (s == null) {
+            return "";
+        }
+        int nl = s.indexOf('\n');
+        return nl < 0 ? s : s.substring(0, nl);
+    }
+
+    /** The semantic checks, each pointing at the value it concerns. */
+    private final class Checker {
+        private final Path file;
+        private final SourceMap where;
+
+        Checker(Path file, SourceMap where) {
+            this.file = file;
+            this.where = where;
+        }
+
+        private ExperimentError error(String path, String problem) {
+            SourceMap.Position p = where.at(path);
+            return new ExperimentError(file, p.line(), p.column(), problem);
+        }
+
+        Experiment check(ExperimentFile raw) throws ExperimentError {
+            String name = required(raw.experiment(), "experiment", "name the experiment, e.g. 'experiment: my_run'");
+            if (!SAFE_NAME.matcher(name).matches()) {
+                throw error(
+                        "experiment",
+                        "the experiment name '" + name + "' becomes a folder name: use letters, digits, '.', '_' and '-'");
+            }
+            Map<String, String> env = checkEnv("env", raw.env());
+            Map<String, Object> vars = checkVars("vars", raw.vars());
+            long pad = raw.contextPad() == null ? 1024 : raw.contextPad();
+            if (pad < 0) {
+                throw error("context_pad", "context_pad must be 0 or more (tokens added to the target for max_model_len)");
+            }
+            Load load = checkLoad(raw.load());
+            Sweep sweep = checkSweep(raw.sweep(), pad);
+            Timeouts timeouts = checkTimeouts(raw.timeouts());
+            HardwareSpec hardware = raw.hardware() == null
+                    ? null
+                    : new HardwareSpec(
+                            raw.hardware().name(), raw.hardware().accelerator(), raw.hardware().chip());
+            List<Backend> backends = checkBackends(raw.backends(), env, vars, timeouts);
+            return new Experiment(
+                    file,
+                    name,
+                    raw.description() == null ? "" : raw.description(),
+                    raw.model() == null ? "" : raw.model(),
+                    hardware,
+                    env,
+                    vars,
+                    pad,
+                    load,
+                    sweep,
+                    timeouts,
+                    backends);
+        }
+
+        private String required(String value, String path, String hint) throws ExperimentError {
+            if (value == null || value.isBlank()) {
+                throw error(path, "'" + path + "' is missing: " + hint);
+            }
+            return value;
+        }
+
+        private Map<String, String> checkEnv(String path, Map<String, String> env) throws ExperimentError {
+            if (env == null) {
+                return Map.of();
+            }
+            for (Map.Entry<String, String> e : env.entrySet()) {
+                if (!ENV_NAME.matcher(e.getKey()).matches()) {
+                    throw error(
+                            path + "." + e.getKey(),
+                            "'" + e.getKey() + "' is not an environment variable name: use letters, digits and '_'");
+                }
+                if (e.getValue() == null) {
+                    throw error(path + "." + e.getKey(), "give " + e.getKey() + " a value, e.g. \"0,1\"");
+                }
+            }
+            return Collections.unmodifiableMap(new LinkedHashMap<>(env));
+        }
+
+        private Map<String, Object> checkVars(String path, Map<String, Object> vars) throws ExperimentError {
+            if (vars == null) {
+                return Map.of();
+            }
+            for (Map.Entry<String, Object> e : vars.entrySet()) {
+                String key = e.getKey();
+                if (!key.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+                    throw error(
+                            path + "." + key,
+                            "the variable name '" + key + "' cannot be a placeholder: use letters, digits and '_'");
+                }
+                if (BUILT_IN_PLACEHOLDERS.contains(key)) {
+                    throw error(
+                            path + "." + key,
+                            "'" + key + "' is set by ctxprobe for each step and cannot be a variable: rename it");
+                }
+                Object v = e.getValue();
+                if (!(v instanceof String || v instanceof Number || v instanceof Boolean)) {
+                    throw error(
+                            path + "." + key,
+                            "the variable '" + key + "' must be a single text, number or boolean, not "
+                                    + (v == null ? "empty" : "a list or mapping"));
+                }
+            }
+            return Collections.unmodifiableMap(new LinkedHashMap<>(vars));
+        }
+
+        private Load checkLoad(LoadFile raw) throws ExperimentError {
+            LoadFile l = raw == null ? new LoadFile(null, null, null, null, null, null) : raw;
+            int outputLen = positive("load.output_len", l.outputLen(), 1);
+            int numPrompts = positive("load.num_prompts", l.numPrompts(), 1);
+            int concurrency = positive("load.max_concurrency", l.maxConcurrency(), 1);
+            int warmup = l.warmup() == null ? 1 : l.warmup();
+            if (warmup < 0) {
+                throw error("load.warmup", "load.warmup must be 0 or more (unmeasured requests before each step)");
+            }
+            double rate = requestRate(l.requestRate());
+            boolean lenient = false;
+            if (l.verify() != null) {
+                switch (l.verify()) {
+                    case "strict" -> lenient = false;
+                    case "lenient" -> lenient = true;
+                    default ->
+                        throw error(
+                                "load.verify",
+                                "load.verify is 'strict' (prompt_tokens must equal the target) or 'lenient', not '"
+                                        + l.verify() + "'");
+                }
+            }
+            return new Load(outputLen, numPrompts, concurrency, rate, warmup, lenient);
+        }
+
+        private double requestRate(Object raw) throws ExperimentError {
+            if (raw == null) {
+                return Double.POSITIVE_INFINITY;
+            }
+            if (raw instanceof Number n && n.doubleValue() > 0 && Double.isFinite(n.doubleValue())) {
+                return n.doubleValue();
+            }
+            if (raw instanceof String s
+                    && (s.equalsIgnoreCase("inf") || s.equalsIgnoreCase("infinity") || s.equals(".inf"))) {
+                return Double.POSITIVE_INFINITY;
+            }
+            throw error(
+                    "load.request_rate",
+                    "load.request_rate is requests per second above 0, or \"inf\" to send all at once; found '"
+                            + raw + "'");
+        }
+
+        private int positive(String path, Integer value, int dflt) throws ExperimentError {
+            if (value == null) {
+                return dflt;
+            }
+            if (value <= 0) {
+                throw error(path, path + " must be 1 or more, found " + value);
+            }
+            return value;
+        }
+
+        private Sweep checkSweep(SweepFile raw, long pad) throws ExperimentError {
+            if (raw == null) {
+                throw error("", "'sweep' is missing: give 'sweep: {strategy: list, targets: [4096, 8192]}'");
+            }
+            Strategy strategy;
+            String s = raw.strategy() == null ? "list" : raw.strategy();
+            switch (s) {
+                case "list" -> strategy = Strategy.LIST;
+                case "frontier" -> strategy = Strategy.FRONTIER;
+                default ->
+                    throw error("sweep.strategy", "sweep.strategy is 'list' or 'frontier', not '" + s + "'");
+            }
+            Restart restart = Restart.PER_TARGET;
+            if (raw.restart() != null) {
+                switch (raw.restart()) {
+                    case "per_target" -> restart = Restart.PER_TARGET;
+                    case "on_failure" -> restart = Restart.ON_FAILURE;
+                    default ->
+                        throw error(
+                                "sweep.restart",
+                                "sweep.restart is 'per_target' (a server per target, as the seeds) or 'on_failure'"
+                                        + " (reuse a live server), not '" + raw.restart() + "'");
+                }
+            }
+            List<Long> targets = raw.targets() == null ? List.of() : List.copyOf(raw.targets());
+            Set<Long> seen = new HashSet<>();
+            for (int i = 0; i < targets.size(); i++) {
+                checkLength("sweep.targets[" + i + "]", targets.get(i), pad);
+                if (!seen.add(targets.get(i))) {
+                    throw error("sweep.targets[" + i + "]", "the target " + targets.get(i) + " is listed twice");
+                }
+            }
+            if (strategy == Strategy.LIST && targets.isEmpty()) {
+                throw error(
+                        "sweep",
+                        "strategy 'list' needs targets, e.g. 'targets: [65536, 131072]' (prompt lengths in tokens)");
+            }
+            Frontier frontier = null;
+            if (raw.frontier() != null) {
+                frontier = checkFrontier(raw.frontier(), pad);
+            } else if (strategy == Strategy.FRONTIER) {
+                throw error(
+                        "sweep",
+                        "strategy 'frontier' needs bounds, e.g. 'frontier: {min: 4096, max: 65536}'");
+            }
+            return new Sweep(
+                    strategy, targets, raw.stopAfterFailure() != null && raw.stopAfterFailure(), frontier, restart);
+        }
+
+        private Frontier checkFrontier(ExperimentFile.FrontierFile f, long pad) throws ExperimentError {
+            if (f.min() == null || f.max() == null) {
+                throw error("sweep.frontier", "sweep.frontier needs 'min' and 'max' (prompt lengths in tokens)");
+            }
+            checkLength("sweep.frontier.min", f.min(), pad);
+            checkLength("sweep.frontier.max", f.max(), pad);
+            if (f.max() < f.min()) {
+                throw error("sweep.frontier.max", "sweep.frontier.max (" + f.max() + ") is below min (" + f.min() + ")");
+            }
+            double precision = f.precision() == null ? 0.01 : f.precision();
+            if (!(precision > 0 && precision < 1)) {
+                throw error("sweep.frontier.precision", "precision is relative, between 0 and 1, e.g. 0.01 for 1%");
+            }
+            long align = f.align() == null ? 256 : f.align();
+            if (align <= 0 || align > f.min()) {
+                throw error("sweep.frontier.align", "align must be 1 or more and at most min, e.g. 256");
+            }
+            int maxLaunches = f.maxLaunches() == null ? 12 : f.maxLaunches();
+            if (maxLaunches <= 0) {
+                throw error("sweep.frontier.max_launches", "max_launches must be 1 or more, e.g. 12");
+            }
+            return new Frontier(f.min(), f.max(), precision, align, maxLaunches);
+        }
+
+        private void checkLength(String path, Long target, long pad) throws ExperimentError {
+            if (target == null || target <= 0) {
+                throw error(path, "a length is a number of tokens above 0, found " + target);
+            }
+            if (target + pad > MAX_LENGTH) {
+                throw error(
+                        path,
+                        "target " + target + " + context_pad " + pad + " exceeds " + MAX_LENGTH
+                                + ", the largest max_model_len an engine accepts: lower the target");
+            }
+        }
+
+        private Timeouts checkTimeouts(TimeoutsFile raw) throws ExperimentError {
+            TimeoutsFile t = raw == null ? new TimeoutsFile(null, null, null) : raw;
+            return new Timeouts(
+                    seconds("timeouts.startup_s", t.startupS(), 1800),
+                    seconds("timeouts.request_s", t.requestS(), 1800),
+                    seconds("timeouts.shutdown_s", t.shutdownS(), 60));
+        }
+
+        private Duration seconds(String path, Double value, double dflt) throws ExperimentError {
+            double v = value == null ? dflt : value;
+            if (!(v > 0) || !Double.isFinite(v)) {
+                throw error(path, path + " is a number of seconds above 0, found " + value);
+            }
+            return Duration.ofNanos(Math.round(v * 1e9));
+        }
+
+        private List<Backend> checkBackends(
+                List<BackendFile> raw, Map<String, String> env, Map<String, Object> vars, Timeouts timeouts)
+                throws ExperimentError {
+            if (raw == null || raw.isEmpty()) {
+                throw error("", "'backends' is missing: list at least one engine with its server command");
+            }
+            List<Backend> backends = new ArrayList<>();
+            Set<String> names = new HashSet<>();
+            for (int i = 0; i < raw.size(); i++) {
+                String at = "backends[" + i + "]";
+                BackendFile b = raw.get(i);
+                if (b == null) {
+                    throw error(at, "this backend is empty: give at least name, engine and command");
+                }
+                String name = required(b.name(), at + ".name", "name each backend, e.g. 'name: vllm'");
+                if (!SAFE_NAME.matcher(name).matches()) {
+                    throw error(
+                            at + ".name",
+                            "the backend name '" + name + "' is used in log file names: use letters, digits,"
+                                    + " '.', '_' and '-'");
+                }
+                if (!names.add(name)) {
+                    throw error(at + ".name", "the backend name '" + name + "' is used twice: names must differ");
+                }
+                String engine = required(b.engine(), at + ".engine", "one of " + knownEngines);
+                if (!knownEngines.contains(engine)) {
+                    throw error(at + ".engine", "unknown engine '" + engine + "': use one of " + knownEngines);
+                }
+                if (b.port() != null && (b.port() < 1 || b.port() > 65535)) {
+                    throw error(
+                            at + ".port",
+                            "port " + b.port() + " is outside 1..65535: give a free port, or leave it out to let"
+                                    + " ctxprobe pick one");
+                }
+                Map<String, String> ownEnv = checkEnv(at + ".env", b.env());
+                Map<String, Object> ownVars = checkVars(at + ".vars", b.vars());
+                Map<String, String> mergedEnv = new LinkedHashMap<>(env);
+                mergedEnv.putAll(ownEnv);
+                Map<String, Object> mergedVars = new LinkedHashMap<>(vars);
+                mergedVars.putAll(ownVars);
+                String command = b.command();
+                boolean launches = !enginesWithoutLaunch.contains(engine);
+                if (launches) {
+                    required(command, at + ".command", "give the server command, e.g. 'vllm serve {model} --port {port}'");
+                    checkCommand(at + ".command", command, mergedVars.keySet());
+                } else if (command != null) {
+                    throw error(
+                            at + ".command",
+                            "engine '" + engine + "' talks to a running endpoint and launches nothing: remove"
+                                    + " 'command', give 'host' and 'port'");
+                } else if (b.port() == null) {
+                    throw error(at, "engine '" + engine + "' needs the 'port' of the running endpoint");
+                }
+                String health = b.healthPath();
+                if (health != null && !health.startsWith("/")) {
+                    throw error(at + ".health_path", "health_path is a URL path starting with '/', e.g. /health");
+                }
+                IdRange ids = null;
+                if (b.tokenIds() != null) {
+                    List<Integer> r = b.tokenIds();
+                    if (r.size() != 2 || r.get(0) == null || r.get(1) == null || r.get(0) < 0 || r.get(1) <= r.get(0)) {
+                        throw error(
+                                at + ".token_ids",
+                                "token_ids is [from, to): two ids with from < to, e.g. [1000, 30000]");
+                    }
+                    ids = new IdRange(r.get(0), r.get(1));
+                }
+                if (b.apiKeyEnv() != null && !ENV_NAME.matcher(b.apiKeyEnv()).matches()) {
+                    throw error(
+                            at + ".api_key_env",
+                            "api_key_env names an environment variable (e.g. OPENAI_API_KEY), never the key itself");
+                }
+                backends.add(new Backend(
+                        name,
+                        engine,
+                        b.host() == null ? "127.0.0.1" : b.host(),
+                        b.port(),
+                        command,
+                        Collections.unmodifiableMap(mergedEnv),
+                        Collections.unmodifiableMap(mergedVars),
+                        health,
+                        b.startupS() == null
+                                ? timeouts.startup()
+                                : seconds(at + ".startup_s", b.startupS(), 0),
+                        ids,
+                        b.apiKeyEnv()));
+            }
+            return List.copyOf(backends);
+        }
+
+        private void checkCommand(String path, String command, Set<String> varNames) throws ExperimentError {
+            CommandTemplate template;
+            try {
+                template = CommandTemplate.parse(command);
+            } catch (IllegalArgumentException e) {
+                throw error(path, "the command cannot be split into arguments: " + e.getMessage());
+            }
+            for (String p : template.placeholders()) {
+                if (!BUILT_IN_PLACEHOLDERS.contains(p) && !varNames.contains(p)) {
+                    Set<String> known = new TreeSet<>(BUILT_IN_PLACEHOLDERS);
+                    known.addAll(varNames);
+                    throw error(
+                            path,
+                            "unknown placeholder {" + p + "}: define it under 'vars' or use one of "
+                                    + known.stream().map(k -> "{" + k + "}").collect(Collectors.joining(", ")));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,39 @@
+package dev.ctxprobe.experiment;
+
+import dev.ctxprobe.experiment.Experiment.Backend;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The server command of one step, resolved from a backend's template.
+ *
+ * @param argv the exact argument vector, never passed to a shell
+ * @param serverArgs the words joined by spaces, as the seeds' {@code server_args}
+ */
+public record ServerCommand(List<String> argv, String serverArgs, long targetLen, long maxModelLen, String host, int port) {
+
+    /** Resolves the backend's template for a target and port; the experiment was checked, so every placeholder has a value. */
+    public static ServerCommand resolve(Experiment experiment, Backend backend, long target, int port) {
+        long maxModelLen = target + experiment.contextPad();
+        Map<String, String> values = new LinkedHashMap<>();
+        backend.vars().forEach((k, v) -> values.put(k, format(v)));
+        values.put("model", experiment.model());
+        values.put("target_len", Long.toString(target));
+        values.put("max_model_len", Long.toString(maxModelLen));
+        values.put("host", backend.host());
+        values.put("port", Integer.toString(port));
+        List<String> argv = backend.command() == null
+                ? List.of()
+                : CommandTemplate.parse(backend.command()).render(values);
+        return new ServerCommand(argv, String.join(" ", argv), target, maxModelLen, backend.host(), port);
+    }
+
+    /** A variable as it appears in a command: numbers without a spurious ".0". */
+    static String format(Object value) {
+        if (value instanceof Double d && d == Math.rint(d) && !Double.isInfinite(d)) {
+            return Long.toString(d.longValue());
+        }
+        return String.valueOf(value);
+    }
+}

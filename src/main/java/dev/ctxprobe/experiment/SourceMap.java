@@ -1,0 +1,85 @@
+package dev.ctxprobe.experiment;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.Map;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
+import tools.jackson.core.TokenStreamLocation;
+import tools.jackson.databind.ObjectMapper;
+
+/**
+ * Where each value of a YAML document starts, keyed by its path ({@code backends[1].port}), so that checks
+ * made after binding can still point at a line and column.
+ */
+final class SourceMap {
+    /** A 1-based position in the file. */
+    record Position(int line, int column) {}
+
+    private final Map<String, Position> positions;
+
+    private SourceMap(Map<String, Position> positions) {
+        this.positions = positions;
+    }
+
+    static SourceMap of(ObjectMapper mapper, String text) {
+        Map<String, Position> positions = new HashMap<>();
+        Deque<Frame> stack = new ArrayDeque<>();
+        try (JsonParser p = mapper.createParser(text)) {
+            JsonToken t;
+            while ((t = p.nextToken()) != null) {
+                if (t == JsonToken.PROPERTY_NAME) {
+                    stack.peek().key = p.currentName();
+                    continue;
+                }
+                if (t == JsonToken.END_OBJECT || t == JsonToken.END_ARRAY) {
+                    stack.pop();
+                    continue;
+                }
+                String path = stack.isEmpty() ? "" : stack.peek().childPath();
+                TokenStreamLocation loc = p.currentTokenLocation();
+                positions.putIfAbsent(path, new Position(loc.getLineNr(), loc.getColumnNr()));
+                if (!stack.isEmpty() && stack.peek().array) {
+                    stack.peek().index++;
+                }
+                if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+                    stack.push(new Frame(path, t == JsonToken.START_ARRAY));
+                }
+            }
+        }
+        return new SourceMap(positions);
+    }
+
+    /** The position of the value at {@code path}, or of its nearest enclosing value that has one. */
+    Position at(String path) {
+        String p = path;
+        while (true) {
+            Position pos = positions.get(p);
+            if (pos != null || p.isEmpty()) {
+                return pos == null ? new Position(1, 1) : pos;
+            }
+            int cut = Math.max(p.lastIndexOf('.'), p.lastIndexOf('['));
+            p = cut < 0 ? "" : p.substring(0, cut);
+        }
+    }
+
+    private static final class Frame {
+        final String path;
+        final boolean array;
+        String key;
+        int index;
+
+        Frame(String path, boolean array) {
+            this.path = path;
+            this.array = array;
+        }
+
+        String childPath() {
+            if (array) {
+                return path + "[" + index + "]";
+            }
+            return path.isEmpty() ? key : path + "." + key;
+        }
+    }
+}
