@@ -144,10 +144,10 @@ public final class LocalLauncher implements Launcher {
             boolean clean = true;
             if (!ProcessGroups.members(pgid).isEmpty()) {
                 ProcessGroups.signal(pgid, "TERM");
-                clean = awaitGone(pgid, spec.shutdownTimeout());
+                clean = ProcessGroups.awaitGone(pgid, spec.shutdownTimeout());
                 if (!clean) {
                     ProcessGroups.signal(pgid, "KILL");
-                    awaitGone(pgid, KILL_WAIT);
+                    ProcessGroups.awaitGone(pgid, KILL_WAIT);
                 }
             }
             try {
@@ -162,23 +162,6 @@ public final class LocalLauncher implements Launcher {
             Integer code = process.isAlive() ? null : process.exitValue();
             stopped = new StopReport(clean && left.isEmpty(), List.copyOf(left), code, Duration.ofNanos(System.nanoTime() - t0));
             return stopped;
-        }
-
-        private static boolean awaitGone(long pgid, Duration limit) {
-            long deadline = System.nanoTime() + limit.toNanos();
-            while (!ProcessGroups.members(pgid).isEmpty()) {
-                if (System.nanoTime() > deadline) {
-                    return false;
-                }
-                try {
-                    Thread.sleep(20);
-                } catch (InterruptedException e) {
-                    // A second Ctrl-C must not leave the group behind: finish the wait, keep the interrupt.
-                    Thread.currentThread().interrupt();
-                    return ProcessGroups.members(pgid).isEmpty();
-                }
-            }
-            return true;
         }
     }
 }

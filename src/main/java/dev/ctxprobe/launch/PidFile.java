@@ -18,8 +18,10 @@ public final class PidFile {
     private final Path file;
     private final Set<Long> groups = new LinkedHashSet<>();
 
+    /** Opens the pid file of a run folder, keeping the groups it already names. */
     public PidFile(Path file) {
         this.file = file;
+        groups.addAll(read(file));
     }
 
     public Path path() {

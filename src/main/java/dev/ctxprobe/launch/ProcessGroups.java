@@ -56,6 +56,24 @@ public final class ProcessGroups {
         }
     }
 
+    /** Waits until no process of the group is left; true when none is, false when {@code limit} ran out. */
+    public static boolean awaitGone(long pgid, java.time.Duration limit) {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!members(pgid).isEmpty()) {
+            if (System.nanoTime() > deadline) {
+                return false;
+            }
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                // A second Ctrl-C must not leave the group behind: the caller goes on to KILL; keep the interrupt.
+                Thread.currentThread().interrupt();
+                return members(pgid).isEmpty();
+            }
+        }
+        return true;
+    }
+
     // Fields 5 and 6 of /proc/PID/stat, counted after the command name, which may hold spaces and parentheses.
     private static long[] groupAndSession(Path stat) {
         String s;

@@ -1,0 +1,265 @@
+package dev.ctxprobe.explore;
+
+import dev.ctxprobe.engine.EngineProfile;
+import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.engine.FailureClass;
+import dev.ctxprobe.experiment.Experiment;
+import dev.ctxprobe.experiment.Experiment.Backend;
+import dev.ctxprobe.experiment.Experiment.Restart;
+import dev.ctxprobe.experiment.ServerCommand;
+import dev.ctxprobe.launch.Launcher;
+import dev.ctxprobe.results.FrontierEntry;
+import dev.ctxprobe.results.ResultDocument;
+import dev.ctxprobe.results.Scenario;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.OptionalLong;
+
+/**
+ * Runs an experiment's backends one after the other: the strategy picks a target, the step runner runs it, the
+ * result goes back to the strategy, until the strategy is done (spec 00, the way data flows).
+ */
+public final class Exploration {
+    private final Experiment experiment;
+    private final Experiment.Strategy strategy;
+    private final StepRunner steps;
+    private final RunListener listener;
+
+    /**
+     * @param strategy the file's strategy, or the command line's override
+     * @param runDir where step logs go
+     */
+    public Exploration(
+            Experiment experiment, Experiment.Strategy strategy, Launcher launcher, Path runDir, RunListener listener) {
+        this.experiment = experiment;
+        this.strategy = strategy;
+        this.steps = new StepRunner(experiment, launcher, runDir);
+        this.listener = listener;
+    }
+
+    /** Thrown when the user stops the run; carries the document with the interrupted step. */
+    public static final class Interrupted extends Exception {
+        private static final long serialVersionUID = 1L;
+        private final transient ResultDocument document;
+
+        Interrupted(ResultDocument document) {
+            super("interrupted");
+            this.document = document;
+        }
+
+        public ResultDocument document() {
+            return document;
+        }
+    }
+
+    /**
+     * Explores {@code backends}, continuing {@code start} (empty for a new run, the earlier document for
+     * {@code --resume}: finished steps are kept, an interrupted step runs again).
+     */
+    public ResultDocument run(ResultDocument start, List<Backend> backends) throws Interrupted {
+        ResultDocument doc = withoutInterrupted(start);
+        for (Backend b : backends) {
+            doc = explore(b, doc);
+        }
+        return doc;
+    }
+
+    private static ResultDocument withoutInterrupted(ResultDocument d) {
+        List<Scenario> kept = d.scenarios().stream()
+                .filter(s -> !FailureClass.INTERRUPTED.id().equals(s.outcome()))
+                .toList();
+        return new ResultDocument(d.metadata(), d.config(), kept, d.frontier());
+    }
+
+    private ResultDocument explore(Backend backend, ResultDocument start) throws Interrupted {
+        EngineProfile profile = EngineProfiles.get(backend.engine());
+        Strategy chooser = strategyFor(profile);
+        boolean reuse = experiment.sweep().restart() == Restart.ON_FAILURE;
+        ResultDocument doc = start;
+        List<Probe> probes = new ArrayList<>();
+        for (Scenario s : doc.scenariosOf(backend.name())) {
+            if (!"skipped".equals(s.outcome())) {
+                probes.add(probe(s, profile));
+            }
+        }
+        int launches = previousLaunches(doc, backend);
+        Servers servers = new Servers(backend, profile, reuse);
+        try {
+            OptionalLong next;
+            while ((next = chooser.next(probes)).isPresent()) {
+                long target = next.getAsLong();
+                listener.stepStarting(backend.name(), target, target + experiment.contextPad());
+                Scenario s = servers.step(target);
+                doc = doc.withScenario(s);
+                probes.add(probe(s, profile));
+                listener.stepFinished(s, doc);
+            }
+        } catch (StepRunner.StepInterrupted e) {
+            servers.close();
+            doc = doc.withScenario(e.scenario());
+            listener.stepFinished(e.scenario(), doc);
+            throw new Interrupted(doc);
+        } catch (InterruptedException e) {
+            servers.close();
+            throw new Interrupted(doc);
+        } finally {
+            servers.close();
+        }
+        if (chooser instanceof ListStrategy list) {
+            for (long skipped : list.skipped(probes)) {
+                Scenario s = skipped(backend, skipped);
+                doc = doc.withScenario(s);
+                listener.stepFinished(s, doc);
+            }
+        }
+        Frontier f = Frontier.of(probes, experiment.contextPad(), promptAllowance(profile))
+                .withLaunches(launches + servers.launches);
+        FrontierEntry entry = new FrontierEntry(
+                f.maxOkTarget(),
+                f.minFailedTarget(),
+                f.bracketRatio(),
+                f.launches(),
+                f.predictedMax(),
+                f.nonMonotonic(),
+                experiment.sweep().restart().name().toLowerCase(Locale.ROOT),
+                strategy.name().toLowerCase(Locale.ROOT),
+                f.stoppedBecause());
+        doc = doc.withFrontier(backend.name(), entry);
+        listener.backendFinished(backend.name(), entry, doc);
+        return doc;
+    }
+
+    // A resumed run counts the launches its finished steps already spent.
+    private static int previousLaunches(ResultDocument doc, Backend backend) {
+        FrontierEntry earlier = doc.frontier().get(backend.name());
+        if (earlier != null) {
+            return earlier.launches();
+        }
+        return (int) doc.scenariosOf(backend.name()).stream()
+                .filter(s -> s.server() != null && s.server().pid() != null)
+                .map(s -> s.server().pid())
+                .distinct()
+                .count();
+    }
+
+    private Strategy strategyFor(EngineProfile profile) {
+        Experiment.Sweep sweep = experiment.sweep();
+        if (strategy == Experiment.Strategy.LIST) {
+            return new ListStrategy(sweep.targets(), sweep.stopAfterFailure());
+        }
+        Experiment.Frontier f = sweep.frontier();
+        return new FrontierStrategy(new FrontierSettings(
+                f.min(), f.max(), f.precision(), f.align(), f.maxLaunches(), experiment.contextPad(),
+                promptAllowance(profile)));
+    }
+
+    // How far below a prompt-length hint the largest accepted prompt lies, by the engine's own rule.
+    private static long promptAllowance(EngineProfile profile) {
+        long reference = 1L << 20;
+        return reference - profile.largestPrompt(reference);
+    }
+
+    static Probe probe(Scenario s, EngineProfile profile) {
+        FailureClass failure = s.success() ? null : FailureClass.fromId(s.outcome());
+        Long hint = null;
+        if (s.server() != null) {
+            hint = s.server().maxContextHint() != null ? s.server().maxContextHint() : s.server().kvCapacityTokens();
+        }
+        return new Probe(s.targetLen(), failure, hint, hint == null ? null : profile.hintKind());
+    }
+
+    private Scenario skipped(Backend backend, long target) {
+        ServerCommand cmd = ServerCommand.resolve(
+                experiment, backend, target, backend.port() == null ? 0 : backend.port());
+        return new Scenario(
+                backend.name(),
+                target,
+                cmd.maxModelLen(),
+                false,
+                cmd.serverArgs(),
+                null,
+                "skipped: an earlier step of this backend failed and sweep.stop_after_failure is true",
+                "skipped",
+                null,
+                null,
+                null,
+                null,
+                List.of());
+    }
+
+    /**
+     * The servers of one backend: a new one per step, or with {@code restart: on_failure} one kept alive across
+     * steps while it serves and its context holds the target.
+     */
+    private final class Servers {
+        private final Backend backend;
+        private final EngineProfile profile;
+        private final boolean reuse;
+        private StepRunner.Live live;
+        private boolean maxRefused;
+        int launches;
+
+        Servers(Backend backend, EngineProfile profile, boolean reuse) {
+            this.backend = backend;
+            this.profile = profile;
+            this.reuse = reuse;
+        }
+
+        Scenario step(long target) throws InterruptedException {
+            if (!profile.launchesServer()) {
+                StepRunner.Launch l = steps.launch(backend, profile, target);
+                return steps.measure(backend, profile, l.live(), target);
+            }
+            if (!reuse) {
+                launches++;
+                return steps.run(backend, profile, target);
+            }
+            if (live != null
+                    && (!live.handle().isAlive() || live.command().maxModelLen() < target + experiment.contextPad())) {
+                close();
+            }
+            if (live == null) {
+                long launchAt = maxRefused ? target : Math.max(target, largestTarget());
+                launches++;
+                StepRunner.Launch l = steps.launch(backend, profile, launchAt);
+                if (l.failed() != null) {
+                    // A refusal at max is max's own answer; later targets launch at their own length.
+                    maxRefused = true;
+                    return l.failed();
+                }
+                live = l.live();
+            }
+            StepRunner.Live current = live;
+            Scenario s;
+            try {
+                s = steps.measure(backend, profile, current, target);
+            } catch (InterruptedException e) {
+                live = null;
+                var stop = current.handle().stop();
+                throw new StepRunner.StepInterrupted(steps.interrupted(backend, current, target, stop), e);
+            }
+            if (!current.handle().isAlive()) {
+                s = StepRunner.stopped(s, current.handle().stop());
+                live = null;
+            }
+            return s;
+        }
+
+        private long largestTarget() {
+            Experiment.Sweep sweep = experiment.sweep();
+            if (strategy == Experiment.Strategy.FRONTIER) {
+                return sweep.frontier().max();
+            }
+            return sweep.targets().stream().mapToLong(Long::longValue).max().orElseThrow();
+        }
+
+        void close() {
+            if (live != null) {
+                live.handle().stop();
+                live = null;
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package dev.ctxprobe.explore;
+
+import dev.ctxprobe.engine.FailureClass;
+import dev.ctxprobe.engine.Phase;
+import java.util.List;
+
+/**
+ * A classified failure of one step, before it is written: class, phase, a one-line detail and the evidence.
+ *
+ * @param maxContextHint a capacity the failure named, or null
+ * @param kvCapacityTokens a KV capacity the failure named, or null
+ */
+record StepFailure(
+        FailureClass failureClass,
+        Phase phase,
+        String detail,
+        List<String> evidence,
+        Integer exitCode,
+        Long maxContextHint,
+        Long kvCapacityTokens) {
+
+    StepFailure {
+        evidence = evidence.stream().limit(12).map(StepFailure::trim).toList();
+    }
+
+    static StepFailure of(FailureClass c, Phase phase, String detail, List<String> evidence) {
+        return new StepFailure(c, phase, detail, evidence, null, null, null);
+    }
+
+    StepFailure withExitCode(Integer code) {
+        return new StepFailure(failureClass, phase, detail, evidence, code, maxContextHint, kvCapacityTokens);
+    }
+
+    private static String trim(String line) {
+        return line.length() <= 400 ? line : line.substring(0, 400) + " [...]";
+    }
+
+    /** The seeds' {@code error}: one sentence naming where it failed and why. */
+    String sentence() {
+        String where = switch (phase) {
+            case PREFLIGHT -> "not launched";
+            case STARTUP, READINESS -> "server failed to start";
+            case WARMUP -> "warm-up request failed";
+            case MEASURE -> "request failed";
+            case SHUTDOWN -> "server did not stop";
+        };
+        return where + ": " + detail;
+    }
+}

@@ -1,0 +1,452 @@
+package dev.ctxprobe.explore;
+
+import dev.ctxprobe.client.LoadPlan;
+import dev.ctxprobe.client.LoadResult;
+import dev.ctxprobe.client.LoadRunner;
+import dev.ctxprobe.client.RequestRecord;
+import dev.ctxprobe.engine.Capacity;
+import dev.ctxprobe.engine.Diagnosis;
+import dev.ctxprobe.engine.EngineProfile;
+import dev.ctxprobe.engine.FailureClass;
+import dev.ctxprobe.engine.Phase;
+import dev.ctxprobe.engine.TokenRange;
+import dev.ctxprobe.experiment.Experiment;
+import dev.ctxprobe.experiment.Experiment.Backend;
+import dev.ctxprobe.experiment.ServerCommand;
+import dev.ctxprobe.launch.LaunchSpec;
+import dev.ctxprobe.launch.Launcher;
+import dev.ctxprobe.launch.Ports;
+import dev.ctxprobe.launch.Readiness;
+import dev.ctxprobe.launch.ServerHandle;
+import dev.ctxprobe.launch.ServerLog;
+import dev.ctxprobe.launch.StopReport;
+import dev.ctxprobe.metrics.StepMetrics;
+import dev.ctxprobe.results.Scenario;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Runs one step (spec 05): preflight, launch, readiness, warm-up, measure, stop, verify gone; or, for a server
+ * kept alive across steps, only the requests. Every outcome, including ctxprobe's own faults, becomes a
+ * {@link Scenario} with one failure class.
+ */
+final class StepRunner {
+    private static final Duration CRASH_GRACE = Duration.ofSeconds(2);
+
+    private final Experiment experiment;
+    private final Launcher launcher;
+    private final Path runDir;
+
+    StepRunner(Experiment experiment, Launcher launcher, Path runDir) {
+        this.experiment = experiment;
+        this.launcher = launcher;
+        this.runDir = runDir;
+    }
+
+    /** A server that is up, with what its startup taught. */
+    record Live(ServerHandle handle, ServerCommand command, String logRelative, Scenario.Server facts) {}
+
+    /** How a launch ended: a live server, or a failed scenario. */
+    record Launch(Live live, Scenario failed) {}
+
+    /** A step with a server of its own: launch at {@code target + pad}, measure, stop. */
+    Scenario run(Backend backend, EngineProfile profile, long target) throws InterruptedException {
+        Launch launch = launch(backend, profile, target);
+        if (launch.failed() != null) {
+            return launch.failed();
+        }
+        Live live = launch.live();
+        Scenario measured;
+        try {
+            measured = measure(backend, profile, live, target);
+        } catch (InterruptedException e) {
+            StopReport stop = live.handle().stop();
+            throw new StepInterrupted(interrupted(backend, live, target, stop), e);
+        }
+        return stopped(measured, live.handle().stop());
+    }
+
+    /** Starts a server for {@code target} and waits until it is ready. */
+    Launch launch(Backend backend, EngineProfile profile, long target) throws InterruptedException {
+        int port = backend.port() != null ? backend.port() : Ports.free();
+        ServerCommand cmd = ServerCommand.resolve(experiment, backend, target, port);
+        String logRelative = "logs/" + backend.name() + "_ctx_" + target + ".log";
+        Path log = runDir.resolve(logRelative);
+        if (!profile.launchesServer()) {
+            return new Launch(new Live(null, cmd, null, null), null);
+        }
+        if (Ports.busy(backend.host(), port)) {
+            StepFailure f = StepFailure.of(
+                    FailureClass.PORT_BUSY,
+                    Phase.PREFLIGHT,
+                    "port " + port + " on " + backend.host()
+                            + " is already taken by another process; stop it (a stale server?) or choose another port",
+                    List.of("connect to " + Ports.connectHost(backend.host()) + ":" + port + " succeeded before launch"));
+            return new Launch(null, failed(backend, cmd, null, null, f, null));
+        }
+        LaunchSpec spec = new LaunchSpec(
+                cmd.argv(),
+                backend.env(),
+                log,
+                backend.host(),
+                port,
+                backend.healthPath() != null ? backend.healthPath() : profile.readinessPath(),
+                backend.startup(),
+                experiment.timeouts().shutdown());
+        ServerHandle handle;
+        try {
+            handle = launcher.launch(spec);
+        } catch (IOException e) {
+            StepFailure f = StepFailure.of(
+                    FailureClass.STARTUP_CRASH,
+                    Phase.STARTUP,
+                    "the command could not be started (" + e.getMessage() + "); check that '" + cmd.argv().getFirst()
+                            + "' is installed and on PATH",
+                    List.of(String.valueOf(e)));
+            return new Launch(null, failed(backend, cmd, null, null, f, null));
+        }
+        Readiness ready;
+        try {
+            ready = handle.awaitReady();
+        } catch (InterruptedException e) {
+            StopReport stop = handle.stop();
+            Live live = new Live(handle, cmd, logRelative, facts(handle, null, null, Capacity.NONE));
+            throw new StepInterrupted(interrupted(backend, live, target, stop), e);
+        }
+        List<String> lines = ServerLog.lines(log);
+        Capacity capacity = profile.readCapacity(lines);
+        if (ready instanceof Readiness.Ready r) {
+            return new Launch(new Live(handle, cmd, logRelative, facts(handle, r, null, capacity)), null);
+        }
+        StopReport stop = handle.stop();
+        Integer exit = ready instanceof Readiness.Exited x ? x.exitCode() : null;
+        Diagnosis d = profile.diagnoseStartup(exit, lines).orElseGet(() -> fallbackStartup(exit, ready, lines));
+        Phase phase = exit == null ? Phase.READINESS : Phase.STARTUP;
+        StepFailure f = new StepFailure(
+                        d.failureClass(), phase, d.detail(), d.evidence(), exit, d.maxContextHint(), d.kvCapacityTokens())
+                .withExitCode(exit != null ? exit : stop.exitCode());
+        Scenario.Server server = facts(handle, ready, stop, capacity.merge(d.kvCapacityTokens(), d.maxContextHint()));
+        return new Launch(null, failed(backend, cmd, logRelative, server, f, null));
+    }
+
+    private Diagnosis fallbackStartup(Integer exit, Readiness ready, List<String> lines) {
+        List<String> tail = tail(lines, 8);
+        if (exit == null) {
+            return new Diagnosis(
+                    FailureClass.STARTUP_TIMEOUT,
+                    "not ready after " + seconds(ready.after()) + " s (last answer: "
+                            + ((Readiness.TimedOut) ready).lastAnswer() + "); raise timeouts.startup_s if loading is slow",
+                    tail,
+                    null,
+                    null);
+        }
+        return new Diagnosis(
+                FailureClass.STARTUP_CRASH,
+                "the server exited with code " + exit + " during startup; see the log's last lines",
+                tail,
+                null,
+                null);
+    }
+
+    /** Sends warm-up then measured requests to a live server and judges them. */
+    Scenario measure(Backend backend, EngineProfile profile, Live live, long target) throws InterruptedException {
+        ServerCommand cmd = live.command();
+        String baseUrl = "http://" + Ports.connectHost(cmd.host()) + ":" + cmd.port();
+        Experiment.Load load = experiment.load();
+        TokenRange ids = backend.tokenIds() != null
+                ? new TokenRange(backend.tokenIds().from(), backend.tokenIds().to())
+                : profile.tokenRange();
+        LoadPlan plan = new LoadPlan(
+                baseUrl,
+                experiment.model(),
+                target,
+                load.outputLen(),
+                load.numPrompts(),
+                load.maxConcurrency(),
+                load.requestRate(),
+                load.warmup(),
+                ids.lo(),
+                ids.hiExclusive(),
+                experiment.timeouts().request(),
+                backend.apiKeyEnv() == null ? null : System.getenv(backend.apiKeyEnv()));
+        LoadResult result;
+        try {
+            result = LoadRunner.run(plan);
+        } catch (InterruptedException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            StepFailure f = StepFailure.of(
+                    FailureClass.CLIENT_ERROR,
+                    Phase.MEASURE,
+                    "ctxprobe's client failed (" + e + "); this is a bug in ctxprobe, please report it with the log",
+                    stackHead(e));
+            return failed(backend, cmd, live.logRelative(), live.facts(), f, null);
+        }
+        List<Scenario.Request> requests = new ArrayList<>();
+        result.warmups().forEach(r -> requests.add(request(r)));
+        result.measured().forEach(r -> requests.add(request(r)));
+
+        StepFailure f = judge(result.warmups(), Phase.WARMUP, profile, live, target);
+        if (f == null) {
+            f = judge(result.measured(), Phase.MEASURE, profile, live, target);
+        }
+        Scenario.Verification verification = verification(result.measured(), target);
+        StepMetrics metrics = StepMetrics.from(result.measured());
+        Scenario.Server server = live.facts();
+        if (f != null && f.maxContextHint() != null && server != null) {
+            server = withHint(server, f.maxContextHint());
+        }
+        if (f == null) {
+            return new Scenario(
+                    backend.name(),
+                    target,
+                    cmd.maxModelLen(),
+                    true,
+                    cmd.serverArgs(),
+                    metrics,
+                    null,
+                    "ok",
+                    null,
+                    server,
+                    verification,
+                    live.logRelative(),
+                    requests);
+        }
+        Scenario s = failed(backend, cmd, live.logRelative(), server, f, requests);
+        return new Scenario(
+                s.backend(), s.targetLen(), s.maxModelLen(), false, s.serverArgs(), metrics, s.error(), s.outcome(),
+                s.failure(), s.server(), verification, s.log(), requests);
+    }
+
+    /** The first failing request of {@code records}, classified; null when all passed. */
+    private StepFailure judge(
+            List<RequestRecord> records, Phase phase, EngineProfile profile, Live live, long target)
+            throws InterruptedException {
+        for (RequestRecord r : records) {
+            if (!r.ok()) {
+                return classifyRequest(r, phase, profile, live);
+            }
+            if (profile.emptyAnswerMeansTooLong() && r.completionTokens() != null && r.completionTokens() == 0) {
+                return StepFailure.of(
+                        FailureClass.TRUNCATED,
+                        phase,
+                        "the server answered 200 with an empty text and no completion tokens, which "
+                                + profile.name() + " does when the prompt exceeds its session length",
+                        List.of("usage: prompt_tokens=" + r.promptTokens() + " completion_tokens=0"));
+            }
+            if (experiment.load().lenientVerify()) {
+                continue;
+            }
+            if (r.promptTokens() == null) {
+                return StepFailure.of(
+                        FailureClass.TOKEN_MISMATCH,
+                        phase,
+                        "the server reported no usage.prompt_tokens, so the length cannot be verified;"
+                                + " set load.verify: lenient to accept unverified lengths",
+                        List.of("request " + r.index() + ": no usage in the answer"));
+            }
+            if (r.promptTokens() != target) {
+                boolean fewer = r.promptTokens() < target;
+                return StepFailure.of(
+                        fewer ? FailureClass.TRUNCATED : FailureClass.TOKEN_MISMATCH,
+                        phase,
+                        String.format(
+                                Locale.ROOT,
+                                "the server counted %,d prompt tokens for %,d sent%s",
+                                r.promptTokens(),
+                                target,
+                                fewer
+                                        ? ": it truncated the prompt (context shift on?)"
+                                        : ": it added tokens (a BOS?); set load.verify: lenient if that is expected"),
+                        List.of("usage: prompt_tokens=" + r.promptTokens() + " target=" + target));
+            }
+        }
+        return null;
+    }
+
+    private StepFailure classifyRequest(RequestRecord r, Phase phase, EngineProfile profile, Live live)
+            throws InterruptedException {
+        ServerHandle h = live.handle();
+        switch (r.outcome()) {
+            case TIMEOUT -> {
+                return StepFailure.of(
+                        FailureClass.TIMEOUT,
+                        phase,
+                        "no complete answer within " + seconds(experiment.timeouts().request()) + " s ("
+                                + r.bytesReceived() + " bytes received); the server hangs or the prefill is slower"
+                                + " than timeouts.request_s",
+                        List.of(String.valueOf(r.errorText())));
+            }
+            case HTTP_STATUS, ERROR_EVENT -> {
+                Diagnosis d = profile.diagnoseResponse(r.status(), r.errorText());
+                return new StepFailure(
+                        d.failureClass(), phase, d.detail(), d.evidence(), null, d.maxContextHint(), d.kvCapacityTokens());
+            }
+            default -> {
+                if (h != null && (!h.isAlive() || h.awaitExit(CRASH_GRACE))) {
+                    int code = h.exitCode().orElse(-1);
+                    List<String> evidence = new ArrayList<>();
+                    evidence.add("client: " + r.errorText());
+                    evidence.addAll(tail(ServerLog.lines(runDir.resolve(live.logRelative())), 8));
+                    return StepFailure.of(
+                                    FailureClass.SERVER_CRASH,
+                                    phase,
+                                    "the server died while serving (exit code " + code + ")"
+                                            + (code == 137 ? ", killed: out of memory?" : ""),
+                                    evidence)
+                            .withExitCode(code);
+                }
+                return StepFailure.of(
+                        FailureClass.HTTP_ERROR,
+                        phase,
+                        "the answer was not a valid completion stream (" + r.outcome().name().toLowerCase(Locale.ROOT)
+                                + ": " + r.errorText() + ")",
+                        List.of(String.valueOf(r.errorText())));
+            }
+        }
+    }
+
+    private static Scenario.Verification verification(List<RequestRecord> measured, long target) {
+        Long prompt = null;
+        Long completion = null;
+        boolean exact = !measured.isEmpty();
+        for (RequestRecord r : measured) {
+            if (r.promptTokens() != null) {
+                prompt = prompt == null ? r.promptTokens() : prompt;
+                exact &= r.promptTokens() == target;
+            } else {
+                exact = false;
+            }
+            if (r.completionTokens() != null && completion == null) {
+                completion = r.completionTokens().longValue();
+            }
+        }
+        return new Scenario.Verification(target, prompt, completion, exact);
+    }
+
+    private static Scenario.Request request(RequestRecord r) {
+        return new Scenario.Request(
+                r.index(),
+                r.warmup(),
+                r.ok() ? "ok" : r.outcome().name().toLowerCase(Locale.ROOT),
+                r.status(),
+                r.ok() ? r.ttftMs() : null,
+                r.ok() ? r.e2eMs() : null,
+                r.sendMs(),
+                r.promptTokens() == null ? null : r.promptTokens().longValue(),
+                r.completionTokens() == null ? null : r.completionTokens().longValue());
+    }
+
+    /** Adds what the stop showed to a finished step. */
+    static Scenario stopped(Scenario s, StopReport stop) {
+        Scenario.Server old = s.server();
+        Scenario.Server server = new Scenario.Server(
+                old == null ? null : old.startupS(),
+                old == null ? null : old.readyVia(),
+                old == null ? null : old.pid(),
+                stop.exitCode(),
+                stop.stoppedCleanly(),
+                stop.leftoverPids(),
+                old == null ? null : old.kvCapacityTokens(),
+                old == null ? null : old.maxContextHint());
+        return new Scenario(
+                s.backend(), s.targetLen(), s.maxModelLen(), s.success(), s.serverArgs(), s.metrics(), s.error(),
+                s.outcome(), s.failure(), server, s.verification(), s.log(), s.requests());
+    }
+
+    /** The step that was running when the user stopped the run. */
+    Scenario interrupted(Backend backend, Live live, long target, StopReport stop) {
+        StepFailure f = StepFailure.of(
+                FailureClass.INTERRUPTED, Phase.MEASURE, "the run was interrupted; --resume runs this step again", List.of());
+        Scenario s = failed(backend, live.command(), live.logRelative(), live.facts(), f, null);
+        return stop == null ? s : stopped(s, stop);
+    }
+
+    Scenario failed(
+            Backend backend,
+            ServerCommand cmd,
+            String logRelative,
+            Scenario.Server server,
+            StepFailure f,
+            List<Scenario.Request> requests) {
+        Scenario.Failure failure = new Scenario.Failure(
+                f.phase().id(), f.failureClass().id(), f.detail(), f.evidence(), logRelative, f.exitCode());
+        Scenario.Server s = server;
+        if (s == null && (f.maxContextHint() != null || f.kvCapacityTokens() != null)) {
+            s = new Scenario.Server(null, null, null, null, null, List.of(), f.kvCapacityTokens(), f.maxContextHint());
+        }
+        return new Scenario(
+                backend.name(),
+                cmd.targetLen(),
+                cmd.maxModelLen(),
+                false,
+                cmd.serverArgs(),
+                null,
+                f.sentence(),
+                f.failureClass().id(),
+                failure,
+                s,
+                null,
+                logRelative,
+                requests == null ? List.of() : requests);
+    }
+
+    private static Scenario.Server facts(ServerHandle h, Readiness ready, StopReport stop, Capacity capacity) {
+        return new Scenario.Server(
+                ready == null ? null : seconds(ready.after()),
+                ready instanceof Readiness.Ready r ? r.via() : null,
+                h.pid(),
+                stop == null ? null : stop.exitCode(),
+                stop == null ? null : stop.stoppedCleanly(),
+                stop == null ? List.of() : stop.leftoverPids(),
+                capacity.kvCapacityTokens(),
+                capacity.maxContextHint());
+    }
+
+    private static Scenario.Server withHint(Scenario.Server s, Long hint) {
+        return new Scenario.Server(
+                s.startupS(), s.readyVia(), s.pid(), s.exitCode(), s.stoppedCleanly(), s.leftoverPids(),
+                s.kvCapacityTokens(), hint);
+    }
+
+    private static List<String> tail(List<String> lines, int n) {
+        List<String> meaningful = lines.stream().filter(l -> !l.isBlank()).toList();
+        return meaningful.subList(Math.max(0, meaningful.size() - n), meaningful.size());
+    }
+
+    private static List<String> stackHead(Throwable e) {
+        List<String> out = new ArrayList<>();
+        out.add(String.valueOf(e));
+        for (StackTraceElement el : e.getStackTrace()) {
+            if (out.size() >= 8) {
+                break;
+            }
+            out.add("  at " + el);
+        }
+        return out;
+    }
+
+    static double seconds(Duration d) {
+        return d.toNanos() / 1e9;
+    }
+
+    /** Carries the scenario of a step that the user interrupted. */
+    static final class StepInterrupted extends InterruptedException {
+        private static final long serialVersionUID = 1L;
+        private final transient Scenario scenario;
+
+        StepInterrupted(Scenario scenario, InterruptedException cause) {
+            super("interrupted");
+            this.scenario = scenario;
+            initCause(cause);
+        }
+
+        Scenario scenario() {
+            return scenario;
+        }
+    }
+}
