@@ -297,13 +297,15 @@ class FrontierStrategyTest {
                         () -> SimulatedEngine.portBusyAt(3, SimulatedEngine.noHint(500_001))));
         StringBuilder table = new StringBuilder(String.format(
                 Locale.ROOT,
-                "%-40s %9s %-22s %6s %6s %-22s%n",
+                "%-40s %9s %-22s %-14s %6s %6s %-22s %s%n",
                 "scenario",
                 "frontier",
                 "frontier max / next",
+                "stopped",
                 "list",
                 "list-s",
-                "list max / next"));
+                "list max / next",
+                "list non-monotonic"));
         for (Scenario sc : scenarios) {
             List<Probe> frontier =
                     drive(new FrontierStrategy(SEEDS), sc.engine().get());
@@ -319,13 +321,15 @@ class FrontierStrategyTest {
             assertThat(frontier).hasSizeLessThanOrEqualTo(SEEDS.maxLaunches());
             table.append(String.format(
                     Locale.ROOT,
-                    "%-40s %9d %-22s %6d %6d %-22s%n",
+                    "%-40s %9d %-22s %-14s %6d %6d %-22s %s%n",
                     sc.name(),
                     f.launches(),
                     f.maxOkTarget() + " / " + f.minFailedTarget(),
+                    f.stoppedBecause(),
                     list.size(),
                     listStopping.size(),
-                    l.maxOkTarget() + " / " + l.minFailedTarget()));
+                    l.maxOkTarget() + " / " + l.minFailedTarget(),
+                    l.nonMonotonic()));
         }
         System.out.print(table);
     }
