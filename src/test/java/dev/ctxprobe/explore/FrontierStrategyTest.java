@@ -273,6 +273,16 @@ class FrontierStrategyTest {
         assertThat(probes).extracting(Probe::target).containsExactly(999_936L, 65024L);
     }
 
+    @Test
+    void everyTargetIsAlignedAndInsideTheSettings() {
+        FrontierSettings odd = new FrontierSettings(1001, 9999, 0.001, 100, 40, 0, 1);
+        for (long capacity : Arrays.asList(500L, 1100L, 5555L, 9950L, 20000L)) {
+            SimulatedEngine engine = SimulatedEngine.noHint(capacity);
+            Frontier f = assertSound(odd, drive(new FrontierStrategy(odd), engine), engine);
+            assertWithinPrecision(odd, f, trueMax(odd, engine));
+        }
+    }
+
     /**
      * Prints, without asserting on the counts, what the frontier search costs against the seeds'
      * list of nine targets on the same engines; the answers themselves are checked for soundness.
@@ -378,15 +388,5 @@ class FrontierStrategyTest {
                 .boxed()
                 .findFirst()
                 .orElse(null);
-    }
-
-    @Test
-    void everyTargetIsAlignedAndInsideTheSettings() {
-        FrontierSettings odd = new FrontierSettings(1001, 9999, 0.001, 100, 40, 0, 1);
-        for (long capacity : Arrays.asList(500L, 1100L, 5555L, 9950L, 20000L)) {
-            SimulatedEngine engine = SimulatedEngine.noHint(capacity);
-            Frontier f = assertSound(odd, drive(new FrontierStrategy(odd), engine), engine);
-            assertWithinPrecision(odd, f, trueMax(odd, engine));
-        }
     }
 }

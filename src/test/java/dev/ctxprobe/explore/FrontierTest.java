@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.engine.HintKind;
 import java.util.List;
+import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.Test;
 
 class FrontierTest {
@@ -30,7 +31,7 @@ class FrontierTest {
 
         assertThat(f.maxOkTarget()).isEqualTo(998_912L);
         assertThat(f.minFailedTarget()).isEqualTo(1_001_216L);
-        assertThat(f.bracketRatio()).isCloseTo((1_001_216 - 998_912) / 998_912.0, within());
+        assertThat(f.bracketRatio()).isCloseTo((1_001_216 - 998_912) / 998_912.0, Offset.offset(1e-12));
         assertThat(f.launches()).isEqualTo(5);
         assertThat(f.predictedMax()).isEqualTo(998_976L);
         assertThat(f.nonMonotonic()).isEmpty();
@@ -116,9 +117,5 @@ class FrontierTest {
         assertThat(FrontierLine.line("llamacpp", 8, holes, FailureClass.KV_INSUFFICIENT, null))
                 .isEqualTo("llamacpp max 786,432 tokens (next 917,504 fails: kv_insufficient)  9 launches"
                         + "  non-monotonic: 655,360; 700,416 failed below the max");
-    }
-
-    private static org.assertj.core.data.Offset<Double> within() {
-        return org.assertj.core.data.Offset.offset(1e-12);
     }
 }

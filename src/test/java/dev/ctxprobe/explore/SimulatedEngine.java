@@ -44,7 +44,10 @@ interface SimulatedEngine {
                 ++launches[0] == launch ? new Probe(target, FailureClass.PORT_BUSY, null, null) : engine.run(target);
     }
 
-    /** Runs a strategy to its end the way the step runner does, and returns the probes in order. */
+    /**
+     * Runs a strategy to its end the way the step runner does and returns the probes in order;
+     * fails on a repeated target (a list that repeats one on purpose is driven by hand).
+     */
     static List<Probe> drive(Strategy strategy, SimulatedEngine engine) {
         List<Probe> probes = new ArrayList<>();
         for (OptionalLong next = strategy.next(List.copyOf(probes));
