@@ -1,0 +1,140 @@
+package dev.ctxprobe.explore;
+
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.Set;
+
+/**
+ * The {@code frontier} strategy (spec 05): probe {@code max}; follow a capacity hint to just under
+ * it and one {@code align} above; otherwise probe {@code min} and bisect between the largest pass
+ * and the smallest failure above it until the bracket is within {@code precision}, one {@code
+ * align} step wide, or {@code maxLaunches} are spent.
+ *
+ * <p>Stateless: every decision is recomputed from the probes, so a resumed run continues where it
+ * stopped, even from probes another strategy made (a failure below a pass is then left alone).
+ */
+public final class FrontierStrategy implements Strategy {
+
+    private final FrontierSettings settings;
+
+    public FrontierStrategy(FrontierSettings settings) {
+        this.settings = Objects.requireNonNull(settings, "settings");
+    }
+
+    @Override
+    public OptionalLong next(List<Probe> probes) {
+        if (probes.size() >= settings.maxLaunches()) {
+            return OptionalLong.empty();
+        }
+        return choose(probes);
+    }
+
+    /**
+     * The answer so far: {@link Frontier#of} plus {@link Frontier#MAX_LAUNCHES} when the budget ran
+     * out before the search was done; while the search is still going, {@code stoppedBecause} is
+     * null.
+     */
+    public Frontier summary(List<Probe> probes) {
+        Frontier frontier = Frontier.of(probes, settings.pad(), settings.promptAllowance());
+        if (choose(probes).isEmpty()) {
+            return frontier;
+        }
+        return frontier.withStoppedBecause(probes.size() >= settings.maxLaunches() ? Frontier.MAX_LAUNCHES : null);
+    }
+
+    /** The next target ignoring the launch budget; empty when the search is done. */
+    private OptionalLong choose(List<Probe> probes) {
+        Set<Long> probed = new HashSet<>();
+        Long lo = null;
+        for (Probe p : probes) {
+            if (!p.passed() && !p.failure().saysSomethingAboutLength()) {
+                return OptionalLong.empty();
+            }
+            probed.add(p.target());
+            if (p.passed() && (lo == null || p.target() > lo)) {
+                lo = p.target();
+            }
+        }
+        long lowest = settings.lowestTarget();
+        long highest = settings.highestTarget();
+        if (lo != null && lo >= highest) {
+            return OptionalLong.empty();
+        }
+        Long up = smallestFailureAbove(probes, lo == null ? lowest - 1 : lo);
+        Bracket bracket = new Bracket(lo, up, lowest, highest, probed);
+        if (up == null) {
+            return bracket.offer(highest);
+        }
+        if (lo != null && converged(lo, up)) {
+            return OptionalLong.empty();
+        }
+        OptionalLong hinted = hinted(probes, bracket);
+        if (hinted.isPresent()) {
+            return hinted;
+        }
+        if (lo == null) {
+            // Nothing passed yet and no hint helps: min decides between "nothing fits" and bisection.
+            return bracket.offer(lowest);
+        }
+        long stepAbove = settings.alignDown(lo) + settings.align();
+        if (isHintTarget(probes, lo)) {
+            // The hint was right at lo: one align above closes the bracket in a single launch.
+            return bracket.offer(stepAbove);
+        }
+        long mid = settings.alignDown(lo + (up - lo) / 2);
+        return bracket.offer(mid > lo ? mid : stepAbove);
+    }
+
+    private boolean converged(long lo, long up) {
+        long gap = up - lo;
+        return gap <= settings.align() || gap <= settings.precision() * lo;
+    }
+
+    /** The most recent hint whose target lies inside the bracket and was not probed yet. */
+    private OptionalLong hinted(List<Probe> probes, Bracket bracket) {
+        for (int i = probes.size() - 1; i >= 0; i--) {
+            Long target = alignedHintTarget(probes.get(i));
+            if (target != null && bracket.admits(target)) {
+                return OptionalLong.of(target);
+            }
+        }
+        return OptionalLong.empty();
+    }
+
+    private boolean isHintTarget(List<Probe> probes, long target) {
+        return probes.stream().anyMatch(p -> Objects.equals(alignedHintTarget(p), target));
+    }
+
+    private Long alignedHintTarget(Probe probe) {
+        Long target = Frontier.hintTarget(probe, settings.pad(), settings.promptAllowance());
+        return target == null ? null : settings.alignDown(target);
+    }
+
+    private static Long smallestFailureAbove(List<Probe> probes, long floor) {
+        Long up = null;
+        for (Probe p : probes) {
+            if (Frontier.isLengthFailure(p) && p.target() > floor && (up == null || p.target() < up)) {
+                up = p.target();
+            }
+        }
+        return up;
+    }
+
+    /** Where the next probe may go: above the largest pass, below the smallest failure above it. */
+    private record Bracket(Long lo, Long up, long lowest, long highest, Set<Long> probed) {
+
+        boolean admits(long target) {
+            return target >= lowest
+                    && target <= highest
+                    && (lo == null || target > lo)
+                    && (up == null || target < up)
+                    && !probed.contains(target);
+        }
+
+        OptionalLong offer(long target) {
+            return admits(target) ? OptionalLong.of(target) : OptionalLong.empty();
+        }
+    }
+}
