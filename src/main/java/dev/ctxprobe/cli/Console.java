@@ -2,6 +2,7 @@ package dev.ctxprobe.cli;
 
 import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.explore.Frontier;
+import dev.ctxprobe.explore.FrontierLine;
 import dev.ctxprobe.explore.RunListener;
 import dev.ctxprobe.results.FrontierEntry;
 import dev.ctxprobe.results.ResultDocument;
@@ -138,7 +139,7 @@ final class Console implements RunListener {
         Frontier frontier = new Frontier(
                 f.maxOkTarget(), f.minFailedTarget(), f.bracketRatio(), f.launches(), f.predictedMax(),
                 f.nonMonotonic(), f.stoppedBecause());
-        return Frontier.line(backend, width, frontier, next, ttft);
+        return FrontierLine.line(backend, width, frontier, next, ttft);
     }
 
     static String duration(double ms) {

@@ -85,13 +85,17 @@ public final class ExperimentLoader {
 
     /** Checks text as if it were the content of {@code file}. */
     public Experiment parse(Path file, String text) throws ExperimentError {
-        ExperimentFile raw;
         SourceMap where;
         try {
             where = SourceMap.of(MAPPER, text);
+        } catch (JacksonException e) {
+            throw translate(file, e, null);
+        }
+        ExperimentFile raw;
+        try {
             raw = MAPPER.readValue(text, ExperimentFile.class);
         } catch (JacksonException e) {
-            throw translate(file, e);
+            throw translate(file, e, where);
         }
         if (raw == null) {
             throw new ExperimentError(file, 0, 0, "the file is empty: start from experiments/demo.yaml");
@@ -99,11 +103,17 @@ public final class ExperimentLoader {
         return new Checker(file, where).check(raw);
     }
 
-    private static ExperimentError translate(Path file, JacksonException e) {
+    private static ExperimentError translate(Path file, JacksonException e, SourceMap where) {
         TokenStreamLocation loc = e.getLocation();
         int line = loc == null ? 0 : loc.getLineNr();
         int col = loc == null ? 0 : loc.getColumnNr();
         String path = pathOf(e);
+        if (where != null && (line <= 0 || e instanceof UnrecognizedPropertyException)) {
+            // The YAML binder does not always know where it was; the source map does, down to the key.
+            SourceMap.Position p = e instanceof UnrecognizedPropertyException ? where.keyOf(path) : where.at(path);
+            line = p.line();
+            col = p.column();
+        }
         if (e instanceof UnrecognizedPropertyException u) {
             String known = u.getKnownPropertyIds() == null
                     ? ""
@@ -112,12 +122,12 @@ public final class ExperimentLoader {
                             .map(ExperimentLoader::snake)
                             .sorted()
                             .collect(Collectors.joining(", "));
-            String where = path.contains(".") ? " in '" + path.substring(0, path.lastIndexOf('.')) + "'" : "";
+            String inside = path.contains(".") ? " in '" + path.substring(0, path.lastIndexOf('.')) + "'" : "";
             return new ExperimentError(
                     file,
                     line,
                     col,
-                    "unknown key '" + u.getPropertyName() + "'" + where + "; the keys allowed here are: " + known);
+                    "unknown key '" + u.getPropertyName() + "'" + inside + "; the keys allowed here are: " + known);
         }
         if (e instanceof MismatchedInputException m) {
             String want = m.getTargetType() == null ? "another type" : describe(m.getTargetType());

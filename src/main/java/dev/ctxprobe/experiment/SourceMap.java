@@ -18,19 +18,30 @@ final class SourceMap {
     record Position(int line, int column) {}
 
     private final Map<String, Position> positions;
+    private final Map<String, Position> keys;
 
-    private SourceMap(Map<String, Position> positions) {
+    private SourceMap(Map<String, Position> positions, Map<String, Position> keys) {
         this.positions = positions;
+        this.keys = keys;
+    }
+
+    /** The position of the key that names {@code path}, or of its value when the key is not known. */
+    Position keyOf(String path) {
+        Position p = keys.get(path);
+        return p != null ? p : at(path);
     }
 
     static SourceMap of(ObjectMapper mapper, String text) {
         Map<String, Position> positions = new HashMap<>();
+        Map<String, Position> keys = new HashMap<>();
         Deque<Frame> stack = new ArrayDeque<>();
         try (JsonParser p = mapper.createParser(text)) {
             JsonToken t;
             while ((t = p.nextToken()) != null) {
                 if (t == JsonToken.PROPERTY_NAME) {
                     stack.peek().key = p.currentName();
+                    TokenStreamLocation loc = p.currentTokenLocation();
+                    keys.putIfAbsent(stack.peek().childPath(), new Position(loc.getLineNr(), loc.getColumnNr()));
                     continue;
                 }
                 if (t == JsonToken.END_OBJECT || t == JsonToken.END_ARRAY) {
@@ -48,7 +59,7 @@ final class SourceMap {
                 }
             }
         }
-        return new SourceMap(positions);
+        return new SourceMap(positions, keys);
     }
 
     /** The position of the value at {@code path}, or of its nearest enclosing value that has one. */

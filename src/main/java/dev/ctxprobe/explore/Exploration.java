@@ -114,7 +114,9 @@ public final class Exploration {
                 listener.stepFinished(s, doc);
             }
         }
-        Frontier f = Frontier.of(probes, experiment.contextPad(), promptAllowance(profile))
+        Frontier f = (chooser instanceof FrontierStrategy search
+                        ? search.summary(probes)
+                        : Frontier.of(probes, experiment.contextPad(), promptAllowance(profile)))
                 .withLaunches(launches + servers.launches);
         FrontierEntry entry = new FrontierEntry(
                 f.maxOkTarget(),

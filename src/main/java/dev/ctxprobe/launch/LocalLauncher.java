@@ -45,7 +45,25 @@ public final class LocalLauncher implements Launcher {
         if (pidFile != null) {
             pidFile.add(process.pid());
         }
+        awaitOwnGroup(process);
         return new LocalServer(spec, process, started);
+    }
+
+    // Until setsid has run, the child is still in ctxprobe's group and a group signal would miss it.
+    private static void awaitOwnGroup(Process process) throws IOException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        while (process.isAlive() && ProcessGroups.groupOf(process.pid()) != process.pid()) {
+            if (System.nanoTime() > deadline) {
+                process.destroyForcibly();
+                throw new IOException("the server did not become the leader of its own process group (is setsid installed?)");
+            }
+            try {
+                Thread.sleep(1);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
     }
 
     private final class LocalServer implements ServerHandle {

@@ -1,0 +1,123 @@
+package dev.ctxprobe.experiment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Set;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.Test;
+
+class ExperimentLoaderTest {
+    private static final Path FILE = Path.of("exp.yaml");
+    private final ExperimentLoader loader = new ExperimentLoader(Set.of("vllm", "sglang", "openai"), Set.of("openai"));
+
+    private static final String GOOD = """
+            experiment: t1
+            model: /m
+            vars:
+              tp: 8
+            sweep:
+              strategy: list
+              targets: [1024, 2048]
+            backends:
+              - name: a
+                engine: vllm
+                port: 30012
+                command: vllm serve {model} --tp {tp} --max-model-len {max_model_len} --port {port}
+            """;
+
+    @Test
+    void appliesDefaults() throws ExperimentError {
+        Experiment e = loader.parse(FILE, GOOD);
+        assertThat(e.contextPad()).isEqualTo(1024);
+        assertThat(e.load().outputLen()).isEqualTo(1);
+        assertThat(e.load().warmup()).isEqualTo(1);
+        assertThat(e.load().requestRate()).isInfinite();
+        assertThat(e.timeouts().startup()).isEqualTo(Duration.ofSeconds(1800));
+        assertThat(e.backends().getFirst().host()).isEqualTo("127.0.0.1");
+        assertThat(e.vars()).containsEntry("tp", 8);
+        ServerCommand c = ServerCommand.resolve(e, e.backends().getFirst(), 2048, 30012);
+        assertThat(c.serverArgs()).isEqualTo("vllm serve /m --tp 8 --max-model-len 3072 --port 30012");
+    }
+
+    @Test
+    void backendVarsAndEnvWinOverTheTopLevel() throws ExperimentError {
+        Experiment e = loader.parse(FILE, GOOD.replace("vars:\n  tp: 8", "vars:\n  tp: 8\nenv:\n  A: top\n  B: top")
+                + "    vars: {tp: 4}\n    env: {B: own}\n");
+        Experiment.Backend b = e.backends().getFirst();
+        assertThat(b.vars()).containsEntry("tp", 4);
+        assertThat(b.env()).containsEntry("A", "top").containsEntry("B", "own");
+    }
+
+    /** Each mistake: what to replace in GOOD, the line and column expected, and words of the message. */
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            quoteCharacter = '"',
+            value = {
+                "model: /m|model: /m\\nmodle: x|3|1|unknown key 'modle'",
+                "  targets: [1024, 2048]|  targets: [1024, -5]|7|19|above 0",
+                "  targets: [1024, 2048]|  targets: [1024, 2147483000]|7|19|exceeds",
+                "    port: 30012|    port: 70000|11|11|outside 1..65535",
+                "    port: 30012|    port: abc|11|11|whole number",
+                "{tp}|{tq}|12|14|unknown placeholder {tq}",
+                "    engine: vllm|    engine: vllmx|10|13|unknown engine 'vllmx'",
+                "  strategy: list|  strategy: bisect|6|13|'list' or 'frontier'",
+                "  tp: 8|  tp: [8]|4|7|single text",
+                "experiment: t1|experiment: 'a/b'|1|13|folder name",
+            })
+    void mistakesAreLocated(String from, String to, int line, int column, String words) {
+        String text = GOOD.replace(from, to.replace("\\n", "\n"));
+        assertThat(text).isNotEqualTo(GOOD);
+        ExperimentError err = catchThrowableOfType(ExperimentError.class, () -> loader.parse(FILE, text));
+        assertThat(err).as("expected an error for %s", to).isNotNull();
+        assertThat(err.getMessage()).contains(words);
+        assertThat(err.line()).isEqualTo(line);
+        assertThat(err.column()).isEqualTo(column);
+        assertThat(err.getMessage()).startsWith("exp.yaml:" + line + ":" + column + ": ");
+    }
+
+    @Test
+    void duplicateBackendNamesAreRefused() {
+        String text = GOOD + """
+                  - name: a
+                    engine: sglang
+                    command: sglang serve --port {port}
+                """;
+        ExperimentError err = catchThrowableOfType(ExperimentError.class, () -> loader.parse(FILE, text));
+        assertThat(err.getMessage()).contains("used twice");
+        assertThat(err.line()).isEqualTo(13);
+    }
+
+    @Test
+    void brokenYamlIsReportedWithItsPosition() {
+        ExperimentError err =
+                catchThrowableOfType(ExperimentError.class, () -> loader.parse(FILE, GOOD.replace("[1024, 2048]", "[1024, 2048")));
+        assertThat(err.getMessage()).contains("not valid YAML");
+        assertThat(err.line()).isGreaterThan(0);
+    }
+
+    @Test
+    void frontierNeedsBounds() {
+        ExperimentError err = catchThrowableOfType(
+                ExperimentError.class, () -> loader.parse(FILE, GOOD.replace("strategy: list", "strategy: frontier")));
+        assertThat(err.getMessage()).contains("needs bounds");
+    }
+
+    @Test
+    void anEndpointWithoutLaunchNeedsNoCommand() throws ExperimentError {
+        Experiment e = loader.parse(FILE, GOOD.replace("engine: vllm", "engine: openai")
+                .replaceAll("    command: .*\\n", ""));
+        assertThat(e.backends().getFirst().command()).isNull();
+    }
+
+    @Test
+    void aMissingCommandIsRefused() {
+        ExperimentError err = catchThrowableOfType(
+                ExperimentError.class, () -> loader.parse(FILE, GOOD.replaceAll("    command: .*\\n", "")));
+        assertThat(err.getMessage()).contains("'backends[0].command' is missing");
+    }
+}

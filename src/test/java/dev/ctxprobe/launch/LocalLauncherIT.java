@@ -1,0 +1,103 @@
+package dev.ctxprobe.launch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The launcher against real process trees: the shell here plays an engine that spawns workers. */
+class LocalLauncherIT {
+    @TempDir
+    Path dir;
+
+    private final List<ServerHandle> started = new ArrayList<>();
+
+    @AfterEach
+    void stopAll() {
+        started.forEach(ServerHandle::stop);
+    }
+
+    private ServerHandle launch(String script, Duration startup, Duration shutdown) throws Exception {
+        PidFile pids = new PidFile(dir.resolve("servers.pid"));
+        LaunchSpec spec = new LaunchSpec(
+                List.of("sh", "-c", script),
+                Map.of("CTXPROBE_TEST_VAR", "hello"),
+                dir.resolve("logs/s.log"),
+                "127.0.0.1",
+                Ports.free(),
+                "/health",
+                startup,
+                shutdown);
+        ServerHandle h = new LocalLauncher(pids).launch(spec);
+        started.add(h);
+        return h;
+    }
+
+    @Test
+    void theServerLeadsItsOwnProcessGroupAndItsWorkersDieWithIt() throws Exception {
+        ServerHandle h = launch("sleep 300 & sleep 300 & echo $CTXPROBE_TEST_VAR; wait", Duration.ofSeconds(1), Duration.ofSeconds(5));
+        assertThat(ProcessGroups.groupOf(h.pid())).isEqualTo(h.pid());
+        awaitMembers(h.pid(), 3);
+        assertThat(PidFile.read(dir.resolve("servers.pid"))).containsExactly(h.pid());
+
+        StopReport stop = h.stop();
+
+        assertThat(stop.stoppedCleanly()).isTrue();
+        assertThat(stop.leftoverPids()).isEmpty();
+        assertThat(ProcessGroups.members(h.pid())).isEmpty();
+        assertThat(PidFile.read(dir.resolve("servers.pid"))).isEmpty();
+        assertThat(Files.readString(dir.resolve("logs/s.log"))).contains("hello");
+    }
+
+    @Test
+    void aGroupThatIgnoresTermIsKilled() throws Exception {
+        ServerHandle h = launch("trap '' TERM; sleep 300 & wait; sleep 300", Duration.ofSeconds(1), Duration.ofMillis(500));
+        awaitMembers(h.pid(), 2);
+
+        StopReport stop = h.stop();
+
+        assertThat(stop.stoppedCleanly()).isFalse();
+        assertThat(stop.leftoverPids()).isEmpty();
+        assertThat(ProcessGroups.members(h.pid())).isEmpty();
+    }
+
+    @Test
+    void anExitDuringStartupIsSeenWithItsCode() throws Exception {
+        ServerHandle h = launch("echo 'ValueError: no'; exit 3", Duration.ofSeconds(30), Duration.ofSeconds(5));
+        Readiness r = h.awaitReady();
+        assertThat(r).isInstanceOfSatisfying(Readiness.Exited.class, x -> assertThat(x.exitCode()).isEqualTo(3));
+        assertThat(r.after()).isLessThan(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void aServerThatNeverAnswersTimesOut() throws Exception {
+        ServerHandle h = launch("sleep 300", Duration.ofMillis(700), Duration.ofSeconds(5));
+        Readiness r = h.awaitReady();
+        assertThat(r).isInstanceOf(Readiness.TimedOut.class);
+        assertThat(((Readiness.TimedOut) r).lastAnswer()).isEqualTo("connection refused");
+        assertThat(h.isAlive()).isTrue();
+    }
+
+    @Test
+    void aBusyPortIsSeen() throws Exception {
+        try (var ss = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            assertThat(Ports.busy("127.0.0.1", ss.getLocalPort())).isTrue();
+        }
+        assertThat(Ports.busy("127.0.0.1", Ports.free())).isFalse();
+    }
+
+    private static void awaitMembers(long pgid, int n) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (ProcessGroups.members(pgid).size() < n && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(ProcessGroups.members(pgid)).hasSizeGreaterThanOrEqualTo(n);
+    }
+}
