@@ -38,13 +38,17 @@ public final class LoadRunner {
      */
     public LoadResult run() throws InterruptedException {
         runningThread = Thread.currentThread();
+        // Every send runs on a virtual thread: a platform thread blocked in a socket read ignores
+        // interrupts, while waiting on a Future does not.
+        ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
         try (client) {
             List<RequestRecord> warmups = new ArrayList<>();
             for (int i = 0; i < plan.warmup(); i++) {
                 // Keys after the measured ones, so no warm-up shares a prefix with a measured request.
                 CompletionRequest request = request(i, true, plan.numPrompts() + (long) i);
                 checkCancelled();
-                warmups.add(client.send(request));
+                warmups.add(await(List.of(threads.submit(() -> client.send(request))))
+                        .get(0));
             }
             checkCancelled();
             List<CompletionRequest> measured = new ArrayList<>(plan.numPrompts());
@@ -53,10 +57,16 @@ public final class LoadRunner {
             }
             double[] offsets = arrivalOffsets(plan.numPrompts(), plan.requestRate(), ARRIVAL_SEED);
             long windowStart = System.nanoTime();
-            List<RequestRecord> records = sendMeasured(measured, offsets, windowStart);
+            List<RequestRecord> records = await(submitMeasured(threads, measured, offsets, windowStart));
             return new LoadResult(warmups, records, windowStart, System.nanoTime());
+        } catch (InterruptedException e) {
+            client.cancelAll();
+            throw e;
         } finally {
             runningThread = null;
+            threads.shutdownNow();
+            // Cancelled calls end promptly, and the call timeout bounds any that do not.
+            threads.awaitTermination(plan.requestTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
         }
     }
 
@@ -70,41 +80,38 @@ public final class LoadRunner {
         }
     }
 
-    private List<RequestRecord> sendMeasured(List<CompletionRequest> requests, double[] offsets, long windowStart)
+    private List<Future<RequestRecord>> submitMeasured(
+            ExecutorService threads, List<CompletionRequest> requests, double[] offsets, long windowStart)
             throws InterruptedException {
         Semaphore slots = new Semaphore(plan.maxConcurrency());
-        ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
-        try {
-            List<Future<RequestRecord>> futures = new ArrayList<>(requests.size());
-            for (int i = 0; i < requests.size(); i++) {
-                sleepUntil(windowStart + (long) (offsets[i] * 1e9));
-                CompletionRequest request = requests.get(i);
-                // Arrivals keep their schedule; a request waits for a free slot only once it has arrived.
-                futures.add(threads.submit(() -> {
-                    slots.acquire();
-                    try {
-                        return client.send(request);
-                    } finally {
-                        slots.release();
-                    }
-                }));
-            }
-            List<RequestRecord> records = new ArrayList<>(futures.size());
-            for (Future<RequestRecord> future : futures) {
-                records.add(future.get());
-            }
-            checkCancelled();
-            return records;
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("a request thread failed unexpectedly", e.getCause());
-        } catch (InterruptedException e) {
-            client.cancelAll();
-            throw e;
-        } finally {
-            threads.shutdownNow();
-            // Cancelled calls end promptly; waiting keeps threads from outliving the run.
-            threads.awaitTermination(plan.requestTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+        List<Future<RequestRecord>> futures = new ArrayList<>(requests.size());
+        for (int i = 0; i < requests.size(); i++) {
+            sleepUntil(windowStart + (long) (offsets[i] * 1e9));
+            CompletionRequest request = requests.get(i);
+            // Arrivals keep their schedule; a request waits for a free slot only once it has arrived.
+            futures.add(threads.submit(() -> {
+                slots.acquire();
+                try {
+                    return client.send(request);
+                } finally {
+                    slots.release();
+                }
+            }));
         }
+        return futures;
+    }
+
+    private List<RequestRecord> await(List<Future<RequestRecord>> futures) throws InterruptedException {
+        List<RequestRecord> records = new ArrayList<>(futures.size());
+        for (Future<RequestRecord> future : futures) {
+            try {
+                records.add(future.get());
+            } catch (ExecutionException e) {
+                throw new IllegalStateException("a request thread failed unexpectedly", e.getCause());
+            }
+        }
+        checkCancelled();
+        return records;
     }
 
     private CompletionRequest request(int index, boolean warmup, long key) {

@@ -123,4 +123,26 @@ class LoadRunnerIT {
             assertThat(e.getCause().getCause()).isInstanceOf(InterruptedException.class);
         }
     }
+
+    @Test
+    void interruptingThePlatformThreadStopsAHangingWarmup() throws Exception {
+        server.script(Script.mode(Mode.HANG_AFTER_HEADERS));
+        LoadRunner runner = new LoadRunner(plan(1, 1, Double.POSITIVE_INFINITY, 1, Duration.ofSeconds(60)));
+        CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+        Thread thread = Thread.ofPlatform().start(() -> {
+            try {
+                runner.run();
+                outcome.complete(null);
+            } catch (InterruptedException e) {
+                outcome.complete(e);
+            }
+        });
+        await().atMost(Duration.ofSeconds(20)).until(() -> server.inFlight() == 1);
+
+        thread.interrupt();
+
+        assertThat(outcome.get(20, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+        thread.join();
+        assertThat(server.received()).hasSize(1);
+    }
 }
