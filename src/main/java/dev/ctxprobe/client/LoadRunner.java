@@ -41,14 +41,13 @@ public final class LoadRunner {
         // Every send runs on a virtual thread: a platform thread blocked in a socket read ignores
         // interrupts, while waiting on a Future does not.
         ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
-        try (client) {
+        try {
             List<RequestRecord> warmups = new ArrayList<>();
             for (int i = 0; i < plan.warmup(); i++) {
                 // Keys after the measured ones, so no warm-up shares a prefix with a measured request.
                 CompletionRequest request = request(i, true, plan.numPrompts() + (long) i);
                 checkCancelled();
-                warmups.add(await(List.of(threads.submit(() -> client.send(request))))
-                        .get(0));
+                warmups.addAll(await(List.of(threads.submit(() -> client.send(request)))));
             }
             checkCancelled();
             List<CompletionRequest> measured = new ArrayList<>(plan.numPrompts());
@@ -64,9 +63,13 @@ public final class LoadRunner {
             throw e;
         } finally {
             runningThread = null;
-            threads.shutdownNow();
-            // Cancelled calls end promptly, and the call timeout bounds any that do not.
-            threads.awaitTermination(plan.requestTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+            try {
+                threads.shutdownNow();
+                // Cancelled calls end promptly, and the call timeout bounds any that do not.
+                threads.awaitTermination(plan.requestTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+            } finally {
+                client.close();
+            }
         }
     }
 

@@ -167,6 +167,18 @@ class CompletionClientIT {
     }
 
     @Test
+    void streamWithoutUsageLeavesTheCountsUnknown() {
+        RequestRecord r = send(new Script(200, 0, 3, 0, Mode.NO_USAGE, ""));
+
+        assertThat(r.outcome()).isEqualTo(RequestOutcome.OK);
+        assertThat(r.promptTokens()).isNull();
+        assertThat(r.completionTokens()).isNull();
+        assertThat(r.exactLength()).isFalse();
+        assertThat(r.tpotMs()).isNull();
+        assertThat(r.itlMs()).hasSize(2);
+    }
+
+    @Test
     void nonStreamingJsonAnswerStillCounts() {
         RequestRecord r = send(Script.mode(Mode.JSON_BODY));
 

@@ -30,6 +30,7 @@ final class FakeCompletionServer implements AutoCloseable {
         INVALID_JSON,
         CLOSE_MID_STREAM,
         NO_CHOICES,
+        NO_USAGE,
         JSON_BODY
     }
 
@@ -210,7 +211,9 @@ final class FakeCompletionServer implements AutoCloseable {
                     }
                     event(out, choice(i == script.tokens() - 1 ? "\"length\"" : null));
                 }
-                event(out, "{\"id\":\"cmpl-1\",\"choices\":[],\"usage\":" + usage + "}");
+                if (script.mode() != Mode.NO_USAGE) {
+                    event(out, "{\"id\":\"cmpl-1\",\"choices\":[],\"usage\":" + usage + "}");
+                }
                 event(out, "[DONE]");
             }
         }
