@@ -1,0 +1,352 @@
+package dev.ctxprobe.client;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.ProtocolException;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import okhttp3.Call;
+import okhttp3.ConnectionPool;
+import okhttp3.EventListener;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.Protocol;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+import okhttp3.ResponseBody;
+import okio.Buffer;
+import okio.BufferedSource;
+import okio.ForwardingSource;
+import okio.Okio;
+import okio.Source;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Streams OpenAI {@code /v1/completions} requests and timestamps every server-sent event. Calls are
+ * synchronous and meant for virtual threads; it reports raw facts and classifies nothing.
+ */
+public final class CompletionClient implements AutoCloseable {
+
+    /** How much of a non-200 body or an error event is kept: enough for any engine's message. */
+    static final int ERROR_HEAD_BYTES = 2048;
+
+    /** A longer line is not an SSE event of any engine; stop before it exhausts memory. */
+    private static final long MAX_LINE_BYTES = 4L << 20;
+
+    private static final MediaType JSON_TYPE = MediaType.get("application/json");
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    private final String completionsUrl;
+    private final OkHttpClient http;
+
+    /**
+     * @param baseUrl the server root, e.g. {@code http://127.0.0.1:8000} (a trailing {@code /v1} is accepted)
+     * @param requestTimeout bounds each whole request, from connecting to the last byte
+     * @param maxConcurrency the number of requests that may be in flight together
+     */
+    public CompletionClient(String baseUrl, Duration requestTimeout, int maxConcurrency) {
+        this.completionsUrl = endpoint(baseUrl, "completions");
+        this.http = new OkHttpClient.Builder()
+                .protocols(List.of(Protocol.HTTP_1_1))
+                // OkHttp's 10 s default read timeout is shorter than one long prefill.
+                .readTimeout(requestTimeout)
+                .writeTimeout(requestTimeout)
+                .connectTimeout(requestTimeout)
+                // Bounds a server that sends headers and then hangs without ever closing.
+                .callTimeout(requestTimeout)
+                .connectionPool(new ConnectionPool(Math.max(5, maxConcurrency), 5, TimeUnit.MINUTES))
+                // A retried request would be a second, unrecorded prefill of a huge prompt.
+                .retryOnConnectionFailure(false)
+                .eventListenerFactory(call -> {
+                    SendTiming timing = call.request().tag(SendTiming.class);
+                    return timing != null ? timing : EventListener.NONE;
+                })
+                .build();
+    }
+
+    /** {@code base + "/v1/" + path}, tolerating a trailing slash or {@code /v1} on the base. */
+    static String endpoint(String baseUrl, String path) {
+        String base = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
+        return (base.endsWith("/v1") ? base : base + "/v1") + "/" + path;
+    }
+
+    /** Sends one request and reads its stream to the end; never throws for a server's misbehaviour. */
+    public RequestRecord send(CompletionRequest request) {
+        SendTiming timing = new SendTiming();
+        Request httpRequest = new Request.Builder()
+                .url(completionsUrl)
+                .header("Accept", "text/event-stream")
+                .post(RequestBody.create(request.body(), JSON_TYPE, 0, request.body().length))
+                .tag(SendTiming.class, timing)
+                .build();
+        Reading reading = new Reading();
+        long start = System.nanoTime();
+        Call call = http.newCall(httpRequest);
+        try (Response response = call.execute()) {
+            reading.status = response.code();
+            CountingSource counting = new CountingSource(response.body().source());
+            reading.counting = counting;
+            BufferedSource source = Okio.buffer(counting);
+            if (reading.status != 200) {
+                reading.outcome = RequestOutcome.HTTP_STATUS;
+                reading.errorText = head(source);
+            } else if (isJson(response.body())) {
+                readJsonBody(source, counting, reading);
+            } else {
+                readEvents(source, counting, reading);
+            }
+        } catch (IOException e) {
+            reading.outcome = classify(e);
+            reading.errorText = describe(e);
+        } catch (JacksonException e) {
+            reading.outcome = RequestOutcome.PROTOCOL_ERROR;
+            reading.errorText = "event is not valid JSON: " + e.getOriginalMessage();
+        }
+        long end = System.nanoTime();
+        return reading.toRecord(request, start, timing, end);
+    }
+
+    /** Cancels every call in flight; their records come back as failures at once. */
+    public void cancelAll() {
+        http.dispatcher().cancelAll();
+    }
+
+    @Override
+    public void close() {
+        http.dispatcher().executorService().shutdown();
+        http.connectionPool().evictAll();
+    }
+
+    private static boolean isJson(ResponseBody body) {
+        MediaType type = body.contentType();
+        return type != null && type.subtype().equalsIgnoreCase("json");
+    }
+
+    private static void readEvents(BufferedSource source, CountingSource counting, Reading reading) throws IOException {
+        String line;
+        while ((line = readLine(source)) != null) {
+            long arrival = counting.lastReadNanos;
+            if (line.isEmpty() || line.startsWith(":")) {
+                continue;
+            }
+            if (!line.startsWith("data:")) {
+                if (line.startsWith("event:") || line.startsWith("id:") || line.startsWith("retry:")) {
+                    continue;
+                }
+                reading.outcome = RequestOutcome.PROTOCOL_ERROR;
+                reading.errorText = "not a server-sent event line: " + truncate(line);
+                return;
+            }
+            String data = line.substring(line.startsWith("data: ") ? 6 : 5);
+            if (data.isBlank()) {
+                continue;
+            }
+            if (data.equals("[DONE]")) {
+                reading.sawDone = true;
+                break;
+            }
+            if (!reading.event(JSON.readTree(data), data, arrival)) {
+                return;
+            }
+        }
+        reading.outcome = reading.choiceEvents > 0 ? RequestOutcome.OK : RequestOutcome.NO_CHOICES;
+    }
+
+    /** A server that ignored {@code stream: true} answers with one JSON document. */
+    private static void readJsonBody(BufferedSource source, CountingSource counting, Reading reading)
+            throws IOException {
+        String body = source.readUtf8();
+        if (reading.event(JSON.readTree(body), body, counting.lastReadNanos)) {
+            reading.outcome = reading.choiceEvents > 0 ? RequestOutcome.OK : RequestOutcome.NO_CHOICES;
+        }
+    }
+
+    /** One line without its terminator, null at the end of the stream. */
+    private static String readLine(BufferedSource source) throws IOException {
+        long newline = source.indexOf((byte) '\n', 0, MAX_LINE_BYTES);
+        if (newline == -1) {
+            if (source.getBuffer().size() >= MAX_LINE_BYTES) {
+                throw new ProtocolException("stream line longer than " + MAX_LINE_BYTES + " bytes");
+            }
+            return source.exhausted() ? null : source.readUtf8();
+        }
+        String line = source.readUtf8(newline);
+        source.skip(1);
+        return line.endsWith("\r") ? line.substring(0, line.length() - 1) : line;
+    }
+
+    private static String head(BufferedSource source) throws IOException {
+        source.request(ERROR_HEAD_BYTES);
+        Buffer buffered = source.getBuffer();
+        return buffered.readString(Math.min(buffered.size(), ERROR_HEAD_BYTES), StandardCharsets.UTF_8);
+    }
+
+    static RequestOutcome classify(IOException e) {
+        if (e instanceof SocketTimeoutException) {
+            return RequestOutcome.TIMEOUT;
+        }
+        // OkHttp's call timeout surfaces as InterruptedIOException("timeout").
+        if (e instanceof InterruptedIOException && "timeout".equals(e.getMessage())) {
+            return RequestOutcome.TIMEOUT;
+        }
+        if (e instanceof ProtocolException && !isTruncation(e)) {
+            return RequestOutcome.PROTOCOL_ERROR;
+        }
+        return RequestOutcome.CONNECTION_FAILED;
+    }
+
+    /** A body cut short is a closed connection (a crashed server), not garbage. */
+    private static boolean isTruncation(IOException e) {
+        return e instanceof EOFException
+                || (e.getMessage() != null && e.getMessage().startsWith("unexpected end of stream"));
+    }
+
+    private static String describe(Throwable e) {
+        StringBuilder text = new StringBuilder(e.getClass().getSimpleName());
+        if (e.getMessage() != null) {
+            text.append(": ").append(e.getMessage());
+        }
+        if (e.getCause() != null && e.getCause() != e) {
+            text.append(" (caused by ").append(describe(e.getCause())).append(')');
+        }
+        return text.toString();
+    }
+
+    private static String truncate(String text) {
+        return text.length() <= ERROR_HEAD_BYTES ? text : text.substring(0, ERROR_HEAD_BYTES);
+    }
+
+    /** What one stream has shown so far; survives an exception part-way through. */
+    private static final class Reading {
+        int status;
+        RequestOutcome outcome;
+        String errorText;
+        Integer promptTokens;
+        Integer completionTokens;
+        String finishReason;
+        int choiceEvents;
+        boolean sawDone;
+        Long tFirst;
+        Long tLast;
+        final List<Double> itlMs = new ArrayList<>();
+        CountingSource counting;
+
+        /** Takes in one event; false when it was an error event and reading should stop. */
+        boolean event(JsonNode event, String raw, long arrival) {
+            JsonNode error = event.get("error");
+            if (error != null && !error.isNull()) {
+                outcome = RequestOutcome.ERROR_EVENT;
+                errorText = truncate(raw);
+                return false;
+            }
+            JsonNode usage = event.get("usage");
+            if (usage != null && usage.isObject()) {
+                promptTokens = intOrNull(usage.get("prompt_tokens"));
+                completionTokens = intOrNull(usage.get("completion_tokens"));
+            }
+            JsonNode choices = event.get("choices");
+            if (choices != null && choices.isArray() && !choices.isEmpty()) {
+                choiceEvents++;
+                if (tFirst == null) {
+                    tFirst = arrival;
+                } else {
+                    itlMs.add(millis(arrival - tLast));
+                }
+                tLast = arrival;
+                JsonNode reason = choices.get(0).get("finish_reason");
+                if (reason != null && reason.isString()) {
+                    finishReason = reason.asString();
+                }
+            }
+            return true;
+        }
+
+        RequestRecord toRecord(CompletionRequest request, long start, SendTiming timing, long end) {
+            Long tSend = timing.headersStart;
+            Double sendMs = tSend != null && timing.bodyEnd != null ? millis(timing.bodyEnd - tSend) : null;
+            Double ttft = tSend != null && tFirst != null ? millis(tFirst - tSend) : null;
+            Double e2e = tSend != null && tLast != null ? millis(tLast - tSend) : null;
+            Double tpot = ttft != null && completionTokens != null && completionTokens > 1
+                    ? (e2e - ttft) / (completionTokens - 1)
+                    : null;
+            return new RequestRecord(
+                    request.index(),
+                    request.warmup(),
+                    request.targetLen(),
+                    status,
+                    outcome,
+                    promptTokens,
+                    completionTokens,
+                    finishReason,
+                    choiceEvents,
+                    sawDone,
+                    start,
+                    tSend,
+                    tFirst,
+                    tLast,
+                    end,
+                    sendMs,
+                    ttft,
+                    e2e,
+                    tpot,
+                    itlMs,
+                    errorText,
+                    counting != null ? counting.bytes : 0);
+        }
+
+        private static Integer intOrNull(JsonNode node) {
+            return node != null && node.canConvertToInt() ? node.asInt() : null;
+        }
+    }
+
+    private static double millis(long nanos) {
+        return nanos / 1e6;
+    }
+
+    /** Stamps the moment the request starts going out and the moment its body is fully written. */
+    private static final class SendTiming extends EventListener {
+        volatile Long headersStart;
+        volatile Long bodyEnd;
+
+        @Override
+        public void requestHeadersStart(Call call) {
+            headersStart = System.nanoTime();
+        }
+
+        @Override
+        public void requestBodyEnd(Call call, long byteCount) {
+            bodyEnd = System.nanoTime();
+        }
+    }
+
+    /**
+     * Counts body bytes and stamps each read from the network: events that came in one read share
+     * its arrival time, which is when the client could first have seen them.
+     */
+    private static final class CountingSource extends ForwardingSource {
+        long bytes;
+        long lastReadNanos;
+
+        CountingSource(Source delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public long read(Buffer sink, long byteCount) throws IOException {
+            long read = super.read(sink, byteCount);
+            if (read > 0) {
+                lastReadNanos = System.nanoTime();
+                bytes += read;
+            }
+            return read;
+        }
+    }
+}

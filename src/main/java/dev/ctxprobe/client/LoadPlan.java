@@ -1,0 +1,51 @@
+package dev.ctxprobe.client;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The requests of one step: how many, how long, how fast, how many at once.
+ *
+ * @param baseUrl the server root, e.g. {@code http://127.0.0.1:8000}
+ * @param model the model name the server expects
+ * @param targetLen the exact prompt length in tokens
+ * @param outputLen {@code max_tokens} of every request
+ * @param numPrompts measured requests
+ * @param maxConcurrency measured requests in flight at most
+ * @param requestRate mean arrivals per second (Poisson); {@link Double#POSITIVE_INFINITY} sends all at once
+ * @param warmup unmeasured requests sent one after another before the measured ones
+ * @param range where token ids come from
+ * @param requestTimeout bound on each whole request
+ */
+public record LoadPlan(
+        String baseUrl,
+        String model,
+        long targetLen,
+        int outputLen,
+        int numPrompts,
+        int maxConcurrency,
+        double requestRate,
+        int warmup,
+        TokenRange range,
+        Duration requestTimeout) {
+
+    public LoadPlan {
+        Objects.requireNonNull(baseUrl, "baseUrl");
+        Objects.requireNonNull(model, "model");
+        Objects.requireNonNull(range, "range");
+        Objects.requireNonNull(requestTimeout, "requestTimeout");
+        require(targetLen >= 1, "targetLen must be at least 1, got " + targetLen);
+        require(outputLen >= 1, "outputLen must be at least 1, got " + outputLen);
+        require(numPrompts >= 1, "numPrompts must be at least 1, got " + numPrompts);
+        require(maxConcurrency >= 1, "maxConcurrency must be at least 1, got " + maxConcurrency);
+        require(requestRate > 0, "requestRate must be positive (or infinite), got " + requestRate);
+        require(warmup >= 0, "warmup must not be negative, got " + warmup);
+        require(requestTimeout.isPositive(), "requestTimeout must be positive, got " + requestTimeout);
+    }
+
+    private static void require(boolean condition, String message) {
+        if (!condition) {
+            throw new IllegalArgumentException(message);
+        }
+    }
+}
