@@ -191,12 +191,22 @@ public record EngineProfile(
         return new Diagnosis(FailureClass.HTTP_ERROR, where + " from the server: " + quote, evidence, limit, null);
     }
 
-    private Diagnosis matched(StartupRule rule, List<String> lines, int index, int focus, Capacity capacity) {
+    private Diagnosis matched(StartupRule rule, List<String> lines, int index, int triggerAt, Capacity capacity) {
         Map<Role, Long> numbers = new EnumMap<>(Role.class);
         TreeSet<Integer> sourceLines = new TreeSet<>();
+        int focus = triggerAt;
         for (NumberRead read : rule.reads()) {
-            if (!numbers.containsKey(read.role())) {
-                readNumber(read, lines, index, numbers, sourceLines);
+            if (numbers.containsKey(read.role())) {
+                continue;
+            }
+            NumberAt found = findNumber(read.pattern(), lines, index);
+            if (found != null) {
+                numbers.put(read.role(), found.value());
+                sourceLines.add(found.line());
+                // A long refusal is cut for evidence around the capacity it names, the part that matters.
+                if (read.role() == Role.HINT && found.line() == index) {
+                    focus = found.at();
+                }
             }
         }
         Found found = new Found(
@@ -207,25 +217,24 @@ public record EngineProfile(
         return new Diagnosis(rule.failureClass(), rule.detail().apply(found), evidence, hint, kv);
     }
 
-    private static void readNumber(
-            NumberRead read, List<String> lines, int index, Map<Role, Long> numbers, TreeSet<Integer> sourceLines) {
+    private record NumberAt(long value, int line, int at) {}
+
+    /** Group 1 of {@code pattern} near the failure line, else its latest occurrence anywhere in the log. */
+    private static NumberAt findNumber(Pattern pattern, List<String> lines, int index) {
         int end = Math.min(lines.size(), index + WINDOW_BELOW + 1);
         for (int i = index; i < end; i++) {
-            Matcher m = read.pattern().matcher(lines.get(i));
+            Matcher m = pattern.matcher(lines.get(i));
             if (m.find()) {
-                numbers.put(read.role(), LogText.parseNumber(m.group(1)));
-                sourceLines.add(i);
-                return;
+                return new NumberAt(LogText.parseNumber(m.group(1)), i, m.start());
             }
         }
         for (int i = lines.size() - 1; i >= 0; i--) {
-            Matcher m = read.pattern().matcher(lines.get(i));
+            Matcher m = pattern.matcher(lines.get(i));
             if (m.find()) {
-                numbers.put(read.role(), LogText.parseNumber(m.group(1)));
-                sourceLines.add(i);
-                return;
+                return new NumberAt(LogText.parseNumber(m.group(1)), i, m.start());
             }
         }
+        return null;
     }
 
     /** The failure line with two lines before and three after, plus the lines the numbers came from. */

@@ -84,7 +84,7 @@ public final class EngineProfiles {
     private static final Map<String, EngineProfile> PROFILES = index(
             server("vllm", HintKind.MAX_MODEL_LEN, MINUS_ONE)
                     .capacity(CapacityField.KV_CAPACITY, "GPU KV cache size: " + NUM + " tokens")
-                    .capacity(CapacityField.MAX_CONTEXT, "Auto-fit max_model_len: reduced from \\d[\\d,]* to " + NUM)
+                    .capacity(CapacityField.MAX_CONTEXT, "Auto-fit max_model_len: reduced from [\\d,]+ to " + NUM)
                     .startup(rule(
                             FailureClass.KV_INSUFFICIENT,
                             "estimated maximum model length is|to serve at least one request with the model",
@@ -141,7 +141,7 @@ public final class EngineProfiles {
                             FailureClass.KV_INSUFFICIENT,
                             "max_total_tokens`? must be <= `?max_batch_total_tokens",
                             List.of(
-                                    read(Role.HINT, "max_batch_total_tokens`?\\W*Given: \\d[\\d,]* and " + NUM),
+                                    read(Role.HINT, "max_batch_total_tokens`?\\W*Given: [\\d,]+ and " + NUM),
                                     read(Role.HINT, "Setting max batch total tokens to " + NUM)),
                             f -> "the KV cache holds " + fmt(f.hint())
                                     + " tokens in a batch, less than max_total_tokens;"

@@ -6,8 +6,11 @@ import java.util.regex.Pattern;
 /** Small text helpers shared by the profiles' rules. */
 final class LogText {
 
-    /** A number as engines print it, with or without thousands separators. */
-    static final String NUM = "(\\d[\\d,]*)";
+    /**
+     * A number as engines print it, plain or with thousands separators ({@code 1,234,567}); bounded so that it
+     * always fits a long.
+     */
+    static final String NUM = "(\\d{1,3}(?:,\\d{3}){1,5}(?!\\d)|\\d{1,18}(?!\\d))";
 
     // Engines colour their logs (TGI by default); colour codes would split the texts we look for.
     private static final Pattern ANSI = Pattern.compile("\u001B\\[[0-9;?]*[A-Za-z]");
@@ -22,9 +25,8 @@ final class LogText {
         return ANSI.matcher(line == null ? "" : line).replaceAll("").replace("\r", "");
     }
 
-    static Long parseNumber(String digits) {
-        String plain = digits.replace(",", "");
-        return plain.isEmpty() ? null : Long.valueOf(plain);
+    static long parseNumber(String digits) {
+        return Long.parseLong(digits.replace(",", ""));
     }
 
     static String fmt(Long n) {
