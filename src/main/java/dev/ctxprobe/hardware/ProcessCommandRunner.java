@@ -9,9 +9,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 /** Runs a query tool as a child process with a time limit, keeping at most a bounded amount of its output. */
 public final class ProcessCommandRunner implements CommandRunner {
+
+    // A missing program: "error=2, No such file or directory" (JDK 17) or "error: 2 (No such file ...)" (JDK 25).
+    private static final Pattern NO_SUCH_PROGRAM = Pattern.compile("error(=|: )2\\b");
 
     private final Duration timeout;
     private final int maxOutputBytes;
@@ -42,8 +46,7 @@ public final class ProcessCommandRunner implements CommandRunner {
             return CommandResult.exited(command, process.exitValue(), readCapped(out), readCapped(err));
         } catch (IOException e) {
             String message = String.valueOf(e.getMessage());
-            // ProcessBuilder reports a missing program as "Cannot run program ...: error=2, No such file ...".
-            boolean absent = message.contains("error=2,");
+            boolean absent = NO_SUCH_PROGRAM.matcher(message).find();
             return CommandResult.failed(command, absent ? CommandResult.NOT_INSTALLED : message);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
