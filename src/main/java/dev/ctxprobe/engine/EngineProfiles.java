@@ -40,29 +40,24 @@ public final class EngineProfiles {
     private static final LongUnaryOperator ROUNDED_32_MINUS_ONE = n -> (n + 31) / 32 * 32 - 1;
 
     // ---- request refusals: the prompt is too long ----
-    private static final ResponseRule VLLM_CONTEXT =
-            reject("maximum context length is " + NUM, "maximum context length is " + NUM);
-    private static final ResponseRule VLLM_PROMPT =
-            reject("longer than the maximum model length of " + NUM, "longer than the maximum model length of " + NUM);
-    private static final ResponseRule SGLANG_ALLOWED =
-            reject("exceeds the maximum allowed length \\(" + NUM, "exceeds the maximum allowed length \\(" + NUM);
-    private static final ResponseRule SGLANG_CONTEXT = reject(
-            "longer than the model's context length \\(" + NUM, "longer than the model's context length \\(" + NUM);
+    private static final ResponseRule VLLM_CONTEXT = reject("maximum context length (?:is |\\()" + NUM);
+    private static final ResponseRule VLLM_PROMPT = reject("longer than the maximum model length of " + NUM);
+    private static final ResponseRule SGLANG_ALLOWED = reject("exceeds the maximum allowed length \\(" + NUM);
+    private static final ResponseRule SGLANG_CONTEXT = reject("longer than the model's context length \\(" + NUM);
     private static final ResponseRule LLAMACPP_CONTEXT =
             reject("exceed_context_size_error|exceeds the available context size", "\"?n_ctx\"?\\s*[:=]\\s*" + NUM);
     private static final ResponseRule TRTLLM_TOKENS =
             reject("should not exceed max_num_tokens", "should not exceed max_num_tokens \\(" + NUM);
     private static final ResponseRule TGI_TOTAL =
             reject("inputs`? tokens \\+ `?max_new_tokens`? must be <=", "max_new_tokens`? must be <=\\s*" + NUM);
-    private static final ResponseRule TGI_INPUTS =
-            reject("inputs`? must have less than " + NUM + " tokens", "must have less than " + NUM + " tokens");
+    private static final ResponseRule TGI_INPUTS = reject("inputs`? must have less than " + NUM + " tokens");
     private static final ResponseRule EMBEDDED_CONTEXT = reject(
             "context_length_exceeded|exceeds the context of " + NUM + " tokens",
             "exceeds the context of " + NUM + " tokens");
     // Any engine, any version: the answer says the input is too long but names no number we know.
     private static final ResponseRule TOO_LONG = new ResponseRule(
-            pattern("too long|too many tokens|longer than|exceeds? (the )?(maximum|max|context|available)"
-                    + "|context (length|size|window)|max_model_len|max_seq_len|session_len"),
+            pattern("too long|too many tokens|longer than|exceeds?\\b[^.]{0,40}\\b(context|length|max_model_len"
+                    + "|max_seq_len|session_len)|context (length|size|window)"),
             null);
 
     // ---- startup failures every engine can show ----
@@ -208,7 +203,7 @@ public final class EngineProfiles {
 
     private static Builder sglang(String name) {
         return server(name, HintKind.PROMPT_LEN, SGLANG_PROMPT)
-                .capacity(CapacityField.KV_CAPACITY, "max_total_num_tokens\\s*=\\s*" + NUM)
+                .capacity(CapacityField.KV_CAPACITY, "max_total_num_tokens\"?\\s*[=:]\\s*" + NUM)
                 .capacity(CapacityField.KV_CAPACITY, "KV Cache is allocated\\. #tokens:\\s*" + NUM)
                 .startup(rule(
                         FailureClass.OOM_STARTUP,
@@ -236,6 +231,11 @@ public final class EngineProfiles {
 
     private static NumberRead read(Role role, String regex) {
         return new NumberRead(role, pattern(regex));
+    }
+
+    /** A refusal whose text names the limit in group 1. */
+    private static ResponseRule reject(String triggerWithLimit) {
+        return reject(triggerWithLimit, triggerWithLimit);
     }
 
     private static ResponseRule reject(String trigger, String limit) {

@@ -57,6 +57,30 @@ class ResponseDiagnosisTest {
                 Arguments.of(
                         "vllm",
                         400,
+                        "{\"error\":{\"message\":\"'max_tokens' or 'max_completion_tokens' is too large: 1. This"
+                                + " model's maximum context length is 4096 tokens and your request has 4096 input"
+                                + " tokens (1 > 4096 - 4096).\",\"type\":\"BadRequestError\",\"code\":400}}",
+                        FailureClass.REQUEST_REJECTED,
+                        4_096L,
+                        "limit 4,096 tokens"),
+                Arguments.of(
+                        "openai",
+                        400,
+                        "{\"error\":{\"message\":\"Input length (5000) exceeds model's maximum context length"
+                                + " (4096).\",\"code\":400}}",
+                        FailureClass.REQUEST_REJECTED,
+                        4_096L,
+                        "limit 4,096 tokens"),
+                Arguments.of(
+                        "vllm",
+                        429,
+                        "{\"error\":{\"message\":\"Request exceeds the rate limit, retry later\",\"code\":429}}",
+                        FailureClass.HTTP_ERROR,
+                        null,
+                        "HTTP 429 from the server: Request exceeds the rate limit"),
+                Arguments.of(
+                        "vllm",
+                        400,
                         "THIS MODEL'S MAXIMUM CONTEXT LENGTH IS 4,096 TOKENS.",
                         FailureClass.REQUEST_REJECTED,
                         4_096L,
