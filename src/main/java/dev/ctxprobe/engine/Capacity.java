@@ -6,8 +6,4 @@ package dev.ctxprobe.engine;
  * @param kvCapacityTokens tokens the KV cache holds, or null when the log does not say
  * @param maxContextHint the longest context the engine will serve, or null when the log does not say
  */
-public record Capacity(Long kvCapacityTokens, Long maxContextHint) {
-
-    /** Nothing known. */
-    public static final Capacity UNKNOWN = new Capacity(null, null);
-}
+public record Capacity(Long kvCapacityTokens, Long maxContextHint) {}

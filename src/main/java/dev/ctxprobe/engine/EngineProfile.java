@@ -48,7 +48,9 @@ public record EngineProfile(
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final Pattern MEANINGFUL =
             LogText.pattern("error|exception|fatal|abort|panic|killed|segmentation fault|core dumped|failed|traceback");
-    private static final Pattern TRACEBACK_HEADER = LogText.pattern("^\\W*traceback \\(most recent call last\\)");
+    // Lines that announce an error without naming it: the cause is on an earlier line.
+    private static final Pattern NOT_A_CAUSE =
+            LogText.pattern("traceback \\(most recent call last\\)|see root cause above");
 
     public EngineProfile {
         Objects.requireNonNull(name, "name");
@@ -272,8 +274,7 @@ public record EngineProfile(
         int index = -1;
         for (int i = lines.size() - 1; i >= 0 && index < 0; i--) {
             String line = lines.get(i);
-            if (MEANINGFUL.matcher(line).find()
-                    && !TRACEBACK_HEADER.matcher(line.strip()).find()) {
+            if (MEANINGFUL.matcher(line).find() && !NOT_A_CAUSE.matcher(line).find()) {
                 index = i;
             }
         }

@@ -206,6 +206,7 @@ class StartupDiagnosisTest {
                         (EngineCore_DP0 pid=123) Traceback (most recent call last):
                         (EngineCore_DP0 pid=123)   File "x.py", line 1, in <module>
                         (EngineCore_DP0 pid=123) KeyError: 'deepseek_v4'
+                        RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}
                         """,
                         FailureClass.STARTUP_CRASH,
                         null,
