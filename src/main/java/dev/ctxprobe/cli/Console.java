@@ -43,7 +43,13 @@ final class Console implements RunListener {
             return;
         }
         if (verbose) {
-            out.printf(Locale.ROOT, "[%d] %s %,d tokens: starting (max_model_len %,d)%n", step, backend, target, maxModelLen);
+            out.printf(
+                    Locale.ROOT,
+                    "[%d] %s %,d tokens: starting (max_model_len %,d)%n",
+                    step,
+                    backend,
+                    target,
+                    maxModelLen);
         } else if (live) {
             out.printf(Locale.ROOT, "[%d] %-10s %,11d  ...", step, backend, target);
             out.flush();
@@ -81,14 +87,18 @@ final class Console implements RunListener {
     static String stepLine(int n, Scenario s) {
         String head = String.format(Locale.ROOT, "[%d] %-10s %,11d  ", n, s.backend(), s.targetLen());
         if (s.success() && s.metrics() != null) {
-            return head + String.format(
-                    Locale.ROOT,
-                    "ok    TTFT %s  %,.0f tok/s%s",
-                    duration(s.metrics().ttftMs().p50()),
-                    s.metrics().inputTokenThroughput(),
-                    s.server() != null && s.server().startupS() != null
-                            ? String.format(Locale.ROOT, "  (startup %.1f s)", s.server().startupS())
-                            : "");
+            return head
+                    + String.format(
+                            Locale.ROOT,
+                            "ok    TTFT %s  %,.0f tok/s%s",
+                            duration(s.metrics().ttftMs().p50()),
+                            s.metrics().inputTokenThroughput(),
+                            s.server() != null && s.server().startupS() != null
+                                    ? String.format(
+                                            Locale.ROOT,
+                                            "  (startup %.1f s)",
+                                            s.server().startupS())
+                                    : "");
         }
         return head + "FAIL  " + s.outcome() + ": " + (s.error() == null ? "" : s.error());
     }
@@ -102,7 +112,15 @@ final class Console implements RunListener {
         out.println();
         frontierLines(doc);
         out.println();
-        out.printf(Locale.ROOT, "%-10s %11s %13s  %-18s %10s %14s%n", "backend", "target", "max_model_len", "outcome", "TTFT", "input tok/s");
+        out.printf(
+                Locale.ROOT,
+                "%-10s %11s %13s  %-18s %10s %14s%n",
+                "backend",
+                "target",
+                "max_model_len",
+                "outcome",
+                "TTFT",
+                "input tok/s");
         for (Scenario s : doc.scenarios()) {
             boolean ok = s.success() && s.metrics() != null;
             out.printf(
@@ -120,7 +138,8 @@ final class Console implements RunListener {
     }
 
     private void frontierLines(ResultDocument doc) {
-        int width = doc.frontier().keySet().stream().mapToInt(String::length).max().orElse(6);
+        int width =
+                doc.frontier().keySet().stream().mapToInt(String::length).max().orElse(6);
         doc.frontier().forEach((backend, f) -> out.println(frontierLine(backend, width, f, doc.scenariosOf(backend))));
     }
 
@@ -128,7 +147,9 @@ final class Console implements RunListener {
         FailureClass next = null;
         Double ttft = null;
         for (Scenario s : steps) {
-            if (f.minFailedTarget() != null && s.targetLen() == f.minFailedTarget() && !s.success()
+            if (f.minFailedTarget() != null
+                    && s.targetLen() == f.minFailedTarget()
+                    && !s.success()
                     && !"skipped".equals(s.outcome())) {
                 next = FailureClass.fromId(s.outcome());
             }
@@ -137,12 +158,19 @@ final class Console implements RunListener {
             }
         }
         Frontier frontier = new Frontier(
-                f.maxOkTarget(), f.minFailedTarget(), f.bracketRatio(), f.launches(), f.predictedMax(),
-                f.nonMonotonic(), f.stoppedBecause());
+                f.maxOkTarget(),
+                f.minFailedTarget(),
+                f.bracketRatio(),
+                f.launches(),
+                f.predictedMax(),
+                f.nonMonotonic(),
+                f.stoppedBecause());
         return FrontierLine.line(backend, width, frontier, next, ttft);
     }
 
     static String duration(double ms) {
-        return ms >= 10_000 ? String.format(Locale.ROOT, "%.1f s", ms / 1000) : String.format(Locale.ROOT, "%.1f ms", ms);
+        return ms >= 10_000
+                ? String.format(Locale.ROOT, "%.1f s", ms / 1000)
+                : String.format(Locale.ROOT, "%.1f ms", ms);
     }
 }

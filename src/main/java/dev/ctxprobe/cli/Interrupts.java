@@ -17,9 +17,10 @@ final class Interrupts implements AutoCloseable {
         AtomicInteger count = new AtomicInteger();
         SignalHandler handler = sig -> {
             int n = count.incrementAndGet();
-            System.err.println(n == 1
-                    ? "\nctxprobe: stopping the server and saving partial results (Ctrl-C again to kill at once)"
-                    : "\nctxprobe: killing the server group now");
+            System.err.println(
+                    n == 1
+                            ? "\nctxprobe: stopping the server and saving partial results (Ctrl-C again to kill at once)"
+                            : "\nctxprobe: killing the server group now");
             worker.interrupt();
         };
         previousInt = Signal.handle(new Signal("INT"), handler);

@@ -63,10 +63,14 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--resume", paramLabel = "RUN_DIR", description = "Finish an interrupted run in its folder.")
     Path resume;
 
-    @Option(names = {"-q", "--quiet"}, description = "Print only the frontier lines.")
+    @Option(
+            names = {"-q", "--quiet"},
+            description = "Print only the frontier lines.")
     boolean quiet;
 
-    @Option(names = {"-v", "--verbose"}, description = "Print step starts and failure evidence.")
+    @Option(
+            names = {"-v", "--verbose"},
+            description = "Print step starts and failure evidence.")
     boolean verbose;
 
     @Override
@@ -132,7 +136,8 @@ final class RunCommand implements Callable<Integer> {
             return e.backends();
         }
         Set<String> wanted = new LinkedHashSet<>(onlyBackends);
-        List<Backend> chosen = e.backends().stream().filter(b -> wanted.contains(b.name())).toList();
+        List<Backend> chosen =
+                e.backends().stream().filter(b -> wanted.contains(b.name())).toList();
         wanted.removeAll(chosen.stream().map(Backend::name).toList());
         if (!wanted.isEmpty()) {
             ValidateCommand.err("unknown --backend " + wanted + ": the experiment has "
@@ -143,7 +148,12 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private int execute(
-            Experiment e, String text, Path script, Experiment.Strategy strategy, List<Backend> backends, PrintStream stdout)
+            Experiment e,
+            String text,
+            Path script,
+            Experiment.Strategy strategy,
+            List<Backend> backends,
+            PrintStream stdout)
             throws IOException {
         OffsetDateTime started = OffsetDateTime.now(ZoneOffset.UTC);
         Path runDir;
@@ -162,14 +172,19 @@ final class RunCommand implements Callable<Integer> {
             stopLeftoversOfEarlierRuns(out.resolve(e.name()), stdout);
             runDir = newRunDir(out.resolve(e.name()), started);
             Files.writeString(runDir.resolve(EXPERIMENT_COPY), text, StandardCharsets.UTF_8);
-            doc = NewRun.document(e, backends, strategy, hardware(e), new NewRun.Context(
-                    runDir.getFileName().toString(),
-                    started,
-                    HardwareProbe.host(),
-                    Main.version(),
-                    script.toString(),
-                    Provenance.pythonEnv(System.getenv()),
-                    file == null ? new Provenance.Git("", "clean") : Provenance.git(file)));
+            doc = NewRun.document(
+                    e,
+                    backends,
+                    strategy,
+                    hardware(e),
+                    new NewRun.Context(
+                            runDir.getFileName().toString(),
+                            started,
+                            HardwareProbe.system().host(),
+                            Main.version(),
+                            script.toString(),
+                            Provenance.pythonEnv(System.getenv()),
+                            file == null ? new Provenance.Git("", "clean") : Provenance.git(file)));
         }
         Path resultsFile = runDir.resolve(ResultFiles.NAME);
         Console console = new Console(stdout, resultsFile, quiet, verbose);
@@ -215,7 +230,7 @@ final class RunCommand implements Callable<Integer> {
         if (given != null && given.name() != null) {
             return new NewRun.HardwareFacts(given.name(), nz(given.accelerator()), nz(given.chip()));
         }
-        Hardware hw = HardwareProbe.detect();
+        Hardware hw = HardwareProbe.system().hardware();
         return new NewRun.HardwareFacts(hw.name(), hw.accelerator(), hw.chip());
     }
 
@@ -240,7 +255,8 @@ final class RunCommand implements Callable<Integer> {
         for (long pgid : PidFile.read(pidFile)) {
             List<Long> members = ProcessGroups.members(pgid);
             if (!members.isEmpty()) {
-                stdout.println("stopping leftover server group " + pgid + " " + members + " from " + pidFile.getParent());
+                stdout.println(
+                        "stopping leftover server group " + pgid + " " + members + " from " + pidFile.getParent());
                 ProcessGroups.signal(pgid, "TERM");
                 if (!ProcessGroups.awaitGone(pgid, Duration.ofSeconds(10))) {
                     ProcessGroups.signal(pgid, "KILL");

@@ -95,7 +95,9 @@ final class ValidateCommand implements Callable<Integer> {
 
     /** Used by {@code run --dry-run} to explain an experiment that sets no list for a list override. */
     static boolean canRun(Experiment e, Experiment.Strategy strategy) {
-        return strategy == Experiment.Strategy.LIST ? !e.sweep().targets().isEmpty() : e.sweep().frontier() != null;
+        return strategy == Experiment.Strategy.LIST
+                ? !e.sweep().targets().isEmpty()
+                : e.sweep().frontier() != null;
     }
 
     static String missingFor(Experiment.Strategy strategy) {

@@ -36,12 +36,7 @@ public record Experiment(
      * @param lenientVerify accept a server-reported prompt length that differs from the target
      */
     public record Load(
-            int outputLen,
-            int numPrompts,
-            int maxConcurrency,
-            double requestRate,
-            int warmup,
-            boolean lenientVerify) {}
+            int outputLen, int numPrompts, int maxConcurrency, double requestRate, int warmup, boolean lenientVerify) {}
 
     /** Which targets are probed and how servers are reused. */
     public record Sweep(

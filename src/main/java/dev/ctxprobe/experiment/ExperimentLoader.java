@@ -77,8 +77,10 @@ public final class ExperimentLoader {
         String text;
         try {
             text = Files.readString(file, StandardCharsets.UTF_8);
+        } catch (java.nio.file.NoSuchFileException e) {
+            throw new ExperimentError(file, 0, 0, "no such file: give the path of an experiment file (see experiments/)");
         } catch (IOException e) {
-            throw new ExperimentError(file, 0, 0, "cannot read the experiment file (" + e.getMessage() + ")");
+            throw new ExperimentError(file, 0, 0, "cannot read the experiment file (" + e + ")");
         }
         return parse(file, text);
     }
@@ -138,7 +140,10 @@ public final class ExperimentLoader {
             return new ExperimentError(file, line, col, "'" + path + "': " + firstLine(e.getOriginalMessage()));
         }
         return new ExperimentError(
-                file, line, col, "not valid YAML: " + firstLine(e.getOriginalMessage()) + " (check indentation and quotes)");
+                file,
+                line,
+                col,
+                "not valid YAML: " + firstLine(e.getOriginalMessage()) + " (check indentation and quotes)");
     }
 
     private static String snake(String camel) {
@@ -210,13 +215,15 @@ public final class ExperimentLoader {
             if (!SAFE_NAME.matcher(name).matches()) {
                 throw error(
                         "experiment",
-                        "the experiment name '" + name + "' becomes a folder name: use letters, digits, '.', '_' and '-'");
+                        "the experiment name '" + name
+                                + "' becomes a folder name: use letters, digits, '.', '_' and '-'");
             }
             Map<String, String> env = checkEnv("env", raw.env());
             Map<String, Object> vars = checkVars("vars", raw.vars());
             long pad = raw.contextPad() == null ? 1024 : raw.contextPad();
             if (pad < 0) {
-                throw error("context_pad", "context_pad must be 0 or more (tokens added to the target for max_model_len)");
+                throw error(
+                        "context_pad", "context_pad must be 0 or more (tokens added to the target for max_model_len)");
             }
             Load load = checkLoad(raw.load());
             Sweep sweep = checkSweep(raw.sweep(), pad);
@@ -224,7 +231,9 @@ public final class ExperimentLoader {
             HardwareSpec hardware = raw.hardware() == null
                     ? null
                     : new HardwareSpec(
-                            raw.hardware().name(), raw.hardware().accelerator(), raw.hardware().chip());
+                            raw.hardware().name(),
+                            raw.hardware().accelerator(),
+                            raw.hardware().chip());
             List<Backend> backends = checkBackends(raw.backends(), env, vars, timeouts);
             return new Experiment(
                     file,
@@ -330,8 +339,8 @@ public final class ExperimentLoader {
             }
             throw error(
                     "load.request_rate",
-                    "load.request_rate is requests per second above 0, or \"inf\" to send all at once; found '"
-                            + raw + "'");
+                    "load.request_rate is requests per second above 0, or \"inf\" to send all at once; found '" + raw
+                            + "'");
         }
 
         private int positive(String path, Integer value, int dflt) throws ExperimentError {
@@ -353,8 +362,7 @@ public final class ExperimentLoader {
             switch (s) {
                 case "list" -> strategy = Strategy.LIST;
                 case "frontier" -> strategy = Strategy.FRONTIER;
-                default ->
-                    throw error("sweep.strategy", "sweep.strategy is 'list' or 'frontier', not '" + s + "'");
+                default -> throw error("sweep.strategy", "sweep.strategy is 'list' or 'frontier', not '" + s + "'");
             }
             Restart restart = Restart.PER_TARGET;
             if (raw.restart() != null) {
@@ -385,9 +393,7 @@ public final class ExperimentLoader {
             if (raw.frontier() != null) {
                 frontier = checkFrontier(raw.frontier(), pad);
             } else if (strategy == Strategy.FRONTIER) {
-                throw error(
-                        "sweep",
-                        "strategy 'frontier' needs bounds, e.g. 'frontier: {min: 4096, max: 65536}'");
+                throw error("sweep", "strategy 'frontier' needs bounds, e.g. 'frontier: {min: 4096, max: 65536}'");
             }
             return new Sweep(
                     strategy, targets, raw.stopAfterFailure() != null && raw.stopAfterFailure(), frontier, restart);
@@ -400,7 +406,8 @@ public final class ExperimentLoader {
             checkLength("sweep.frontier.min", f.min(), pad);
             checkLength("sweep.frontier.max", f.max(), pad);
             if (f.max() < f.min()) {
-                throw error("sweep.frontier.max", "sweep.frontier.max (" + f.max() + ") is below min (" + f.min() + ")");
+                throw error(
+                        "sweep.frontier.max", "sweep.frontier.max (" + f.max() + ") is below min (" + f.min() + ")");
             }
             double precision = f.precision() == null ? 0.01 : f.precision();
             if (!(precision > 0 && precision < 1)) {
@@ -488,7 +495,10 @@ public final class ExperimentLoader {
                 String command = b.command();
                 boolean launches = !enginesWithoutLaunch.contains(engine);
                 if (launches) {
-                    required(command, at + ".command", "give the server command, e.g. 'vllm serve {model} --port {port}'");
+                    required(
+                            command,
+                            at + ".command",
+                            "give the server command, e.g. 'vllm serve {model} --port {port}'");
                     checkCommand(at + ".command", command, mergedVars.keySet());
                 } else if (command != null) {
                     throw error(
@@ -526,9 +536,7 @@ public final class ExperimentLoader {
                         Collections.unmodifiableMap(mergedEnv),
                         Collections.unmodifiableMap(mergedVars),
                         health,
-                        b.startupS() == null
-                                ? timeouts.startup()
-                                : seconds(at + ".startup_s", b.startupS(), 0),
+                        b.startupS() == null ? timeouts.startup() : seconds(at + ".startup_s", b.startupS(), 0),
                         ids,
                         b.apiKeyEnv()));
             }

@@ -11,7 +11,8 @@ import java.util.Map;
  * @param argv the exact argument vector, never passed to a shell
  * @param serverArgs the words joined by spaces, as the seeds' {@code server_args}
  */
-public record ServerCommand(List<String> argv, String serverArgs, long targetLen, long maxModelLen, String host, int port) {
+public record ServerCommand(
+        List<String> argv, String serverArgs, long targetLen, long maxModelLen, String host, int port) {
 
     /** Resolves the backend's template for a target and port; the experiment was checked, so every placeholder has a value. */
     public static ServerCommand resolve(Experiment experiment, Backend backend, long target, int port) {

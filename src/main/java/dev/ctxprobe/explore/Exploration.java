@@ -153,7 +153,12 @@ public final class Exploration {
         }
         Experiment.Frontier f = sweep.frontier();
         return new FrontierStrategy(new FrontierSettings(
-                f.min(), f.max(), f.precision(), f.align(), f.maxLaunches(), experiment.contextPad(),
+                f.min(),
+                f.max(),
+                f.precision(),
+                f.align(),
+                f.maxLaunches(),
+                experiment.contextPad(),
                 promptAllowance(profile)));
     }
 
@@ -167,14 +172,16 @@ public final class Exploration {
         FailureClass failure = s.success() ? null : FailureClass.fromId(s.outcome());
         Long hint = null;
         if (s.server() != null) {
-            hint = s.server().maxContextHint() != null ? s.server().maxContextHint() : s.server().kvCapacityTokens();
+            hint = s.server().maxContextHint() != null
+                    ? s.server().maxContextHint()
+                    : s.server().kvCapacityTokens();
         }
         return new Probe(s.targetLen(), failure, hint, hint == null ? null : profile.hintKind());
     }
 
     private Scenario skipped(Backend backend, long target) {
-        ServerCommand cmd = ServerCommand.resolve(
-                experiment, backend, target, backend.port() == null ? 0 : backend.port());
+        ServerCommand cmd =
+                ServerCommand.resolve(experiment, backend, target, backend.port() == null ? 0 : backend.port());
         return new Scenario(
                 backend.name(),
                 target,

@@ -3,13 +3,14 @@ package dev.ctxprobe.explore;
 import dev.ctxprobe.client.LoadPlan;
 import dev.ctxprobe.client.LoadResult;
 import dev.ctxprobe.client.LoadRunner;
+import dev.ctxprobe.client.ModelDiscovery;
 import dev.ctxprobe.client.RequestRecord;
+import dev.ctxprobe.client.TokenRange;
 import dev.ctxprobe.engine.Capacity;
 import dev.ctxprobe.engine.Diagnosis;
 import dev.ctxprobe.engine.EngineProfile;
 import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.engine.Phase;
-import dev.ctxprobe.engine.TokenRange;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.ServerCommand;
@@ -85,7 +86,8 @@ final class StepRunner {
                     Phase.PREFLIGHT,
                     "port " + port + " on " + backend.host()
                             + " is already taken by another process; stop it (a stale server?) or choose another port",
-                    List.of("connect to " + Ports.connectHost(backend.host()) + ":" + port + " succeeded before launch"));
+                    List.of("connect to " + Ports.connectHost(backend.host()) + ":" + port
+                            + " succeeded before launch"));
             return new Launch(null, failed(backend, cmd, null, null, f, null));
         }
         LaunchSpec spec = new LaunchSpec(
@@ -104,8 +106,8 @@ final class StepRunner {
             StepFailure f = StepFailure.of(
                     FailureClass.STARTUP_CRASH,
                     Phase.STARTUP,
-                    "the command could not be started (" + e.getMessage() + "); check that '" + cmd.argv().getFirst()
-                            + "' is installed and on PATH",
+                    "the command could not be started (" + e.getMessage() + "); check that '"
+                            + cmd.argv().getFirst() + "' is installed and on PATH",
                     List.of(String.valueOf(e)));
             return new Launch(null, failed(backend, cmd, null, null, f, null));
         }
@@ -127,7 +129,13 @@ final class StepRunner {
         Diagnosis d = profile.diagnoseStartup(exit, lines).orElseGet(() -> fallbackStartup(exit, ready, lines));
         Phase phase = exit == null ? Phase.READINESS : Phase.STARTUP;
         StepFailure f = new StepFailure(
-                        d.failureClass(), phase, d.detail(), d.evidence(), exit, d.maxContextHint(), d.kvCapacityTokens())
+                        d.failureClass(),
+                        phase,
+                        d.detail(),
+                        d.evidence(),
+                        exit,
+                        d.maxContextHint(),
+                        d.kvCapacityTokens())
                 .withExitCode(exit != null ? exit : stop.exitCode());
         Scenario.Server server = facts(handle, ready, stop, capacity.merge(d.kvCapacityTokens(), d.maxContextHint()));
         return new Launch(null, failed(backend, cmd, logRelative, server, f, null));
@@ -139,7 +147,8 @@ final class StepRunner {
             return new Diagnosis(
                     FailureClass.STARTUP_TIMEOUT,
                     "not ready after " + seconds(ready.after()) + " s (last answer: "
-                            + ((Readiness.TimedOut) ready).lastAnswer() + "); raise timeouts.startup_s if loading is slow",
+                            + ((Readiness.TimedOut) ready).lastAnswer()
+                            + "); raise timeouts.startup_s if loading is slow",
                     tail,
                     null,
                     null);
@@ -159,23 +168,21 @@ final class StepRunner {
         Experiment.Load load = experiment.load();
         TokenRange ids = backend.tokenIds() != null
                 ? new TokenRange(backend.tokenIds().from(), backend.tokenIds().to())
-                : profile.tokenRange();
+                : new TokenRange(profile.tokenRange().lo(), profile.tokenRange().hiExclusive());
         LoadPlan plan = new LoadPlan(
                 baseUrl,
-                experiment.model(),
+                servedModel(baseUrl),
                 target,
                 load.outputLen(),
                 load.numPrompts(),
                 load.maxConcurrency(),
                 load.requestRate(),
                 load.warmup(),
-                ids.lo(),
-                ids.hiExclusive(),
-                experiment.timeouts().request(),
-                backend.apiKeyEnv() == null ? null : System.getenv(backend.apiKeyEnv()));
+                ids,
+                experiment.timeouts().request());
         LoadResult result;
         try {
-            result = LoadRunner.run(plan);
+            result = new LoadRunner(plan).run();
         } catch (InterruptedException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -187,15 +194,18 @@ final class StepRunner {
             return failed(backend, cmd, live.logRelative(), live.facts(), f, null);
         }
         List<Scenario.Request> requests = new ArrayList<>();
-        result.warmups().forEach(r -> requests.add(request(r)));
+        result.warmup().forEach(r -> requests.add(request(r)));
         result.measured().forEach(r -> requests.add(request(r)));
 
-        StepFailure f = judge(result.warmups(), Phase.WARMUP, profile, live, target);
+        StepFailure f = judge(result.warmup(), Phase.WARMUP, profile, live, target);
         if (f == null) {
             f = judge(result.measured(), Phase.MEASURE, profile, live, target);
         }
         Scenario.Verification verification = verification(result.measured(), target);
-        StepMetrics metrics = StepMetrics.from(result.measured());
+        StepMetrics metrics = (experiment.load().lenientVerify()
+                        ? StepMetrics.from(result.measured(), RequestRecord::ok)
+                        : StepMetrics.from(result.measured()))
+                .orElse(null);
         Scenario.Server server = live.facts();
         if (f != null && f.maxContextHint() != null && server != null) {
             server = withHint(server, f.maxContextHint());
@@ -218,13 +228,23 @@ final class StepRunner {
         }
         Scenario s = failed(backend, cmd, live.logRelative(), server, f, requests);
         return new Scenario(
-                s.backend(), s.targetLen(), s.maxModelLen(), false, s.serverArgs(), metrics, s.error(), s.outcome(),
-                s.failure(), s.server(), verification, s.log(), requests);
+                s.backend(),
+                s.targetLen(),
+                s.maxModelLen(),
+                false,
+                s.serverArgs(),
+                metrics,
+                s.error(),
+                s.outcome(),
+                s.failure(),
+                s.server(),
+                verification,
+                s.log(),
+                requests);
     }
 
     /** The first failing request of {@code records}, classified; null when all passed. */
-    private StepFailure judge(
-            List<RequestRecord> records, Phase phase, EngineProfile profile, Live live, long target)
+    private StepFailure judge(List<RequestRecord> records, Phase phase, EngineProfile profile, Live live, long target)
             throws InterruptedException {
         for (RequestRecord r : records) {
             if (!r.ok()) {
@@ -234,8 +254,8 @@ final class StepRunner {
                 return StepFailure.of(
                         FailureClass.TRUNCATED,
                         phase,
-                        "the server answered 200 with an empty text and no completion tokens, which "
-                                + profile.name() + " does when the prompt exceeds its session length",
+                        "the server answered 200 with an empty text and no completion tokens, which " + profile.name()
+                                + " does when the prompt exceeds its session length",
                         List.of("usage: prompt_tokens=" + r.promptTokens() + " completion_tokens=0"));
             }
             if (experiment.load().lenientVerify()) {
@@ -249,7 +269,7 @@ final class StepRunner {
                                 + " set load.verify: lenient to accept unverified lengths",
                         List.of("request " + r.index() + ": no usage in the answer"));
             }
-            if (r.promptTokens() != target) {
+            if (r.promptTokens().longValue() != target) {
                 boolean fewer = r.promptTokens() < target;
                 return StepFailure.of(
                         fewer ? FailureClass.TRUNCATED : FailureClass.TOKEN_MISMATCH,
@@ -276,15 +296,22 @@ final class StepRunner {
                 return StepFailure.of(
                         FailureClass.TIMEOUT,
                         phase,
-                        "no complete answer within " + seconds(experiment.timeouts().request()) + " s ("
+                        "no complete answer within "
+                                + seconds(experiment.timeouts().request()) + " s ("
                                 + r.bytesReceived() + " bytes received); the server hangs or the prefill is slower"
                                 + " than timeouts.request_s",
                         List.of(String.valueOf(r.errorText())));
             }
             case HTTP_STATUS, ERROR_EVENT -> {
-                Diagnosis d = profile.diagnoseResponse(r.status(), r.errorText());
+                Diagnosis d = profile.diagnoseResponse(r.httpStatus(), r.errorText());
                 return new StepFailure(
-                        d.failureClass(), phase, d.detail(), d.evidence(), null, d.maxContextHint(), d.kvCapacityTokens());
+                        d.failureClass(),
+                        phase,
+                        d.detail(),
+                        d.evidence(),
+                        null,
+                        d.maxContextHint(),
+                        d.kvCapacityTokens());
             }
             default -> {
                 if (h != null && (!h.isAlive() || h.awaitExit(CRASH_GRACE))) {
@@ -303,10 +330,19 @@ final class StepRunner {
                 return StepFailure.of(
                         FailureClass.HTTP_ERROR,
                         phase,
-                        "the answer was not a valid completion stream (" + r.outcome().name().toLowerCase(Locale.ROOT)
-                                + ": " + r.errorText() + ")",
+                        "the answer was not a valid completion stream ("
+                                + r.outcome().name().toLowerCase(Locale.ROOT) + ": " + r.errorText() + ")",
                         List.of(String.valueOf(r.errorText())));
             }
+        }
+    }
+
+    // vLLM answers only to the name it serves; the experiment's model is the fallback when /v1/models is silent.
+    private String servedModel(String baseUrl) {
+        try {
+            return ModelDiscovery.firstModelId(baseUrl, Duration.ofSeconds(10));
+        } catch (IOException | RuntimeException e) {
+            return experiment.model();
         }
     }
 
@@ -316,8 +352,8 @@ final class StepRunner {
         boolean exact = !measured.isEmpty();
         for (RequestRecord r : measured) {
             if (r.promptTokens() != null) {
-                prompt = prompt == null ? r.promptTokens() : prompt;
-                exact &= r.promptTokens() == target;
+                prompt = prompt == null ? Long.valueOf(r.promptTokens()) : prompt;
+                exact &= r.promptTokens().longValue() == target;
             } else {
                 exact = false;
             }
@@ -333,7 +369,7 @@ final class StepRunner {
                 r.index(),
                 r.warmup(),
                 r.ok() ? "ok" : r.outcome().name().toLowerCase(Locale.ROOT),
-                r.status(),
+                r.httpStatus(),
                 r.ok() ? r.ttftMs() : null,
                 r.ok() ? r.e2eMs() : null,
                 r.sendMs(),
@@ -354,14 +390,28 @@ final class StepRunner {
                 old == null ? null : old.kvCapacityTokens(),
                 old == null ? null : old.maxContextHint());
         return new Scenario(
-                s.backend(), s.targetLen(), s.maxModelLen(), s.success(), s.serverArgs(), s.metrics(), s.error(),
-                s.outcome(), s.failure(), server, s.verification(), s.log(), s.requests());
+                s.backend(),
+                s.targetLen(),
+                s.maxModelLen(),
+                s.success(),
+                s.serverArgs(),
+                s.metrics(),
+                s.error(),
+                s.outcome(),
+                s.failure(),
+                server,
+                s.verification(),
+                s.log(),
+                s.requests());
     }
 
     /** The step that was running when the user stopped the run. */
     Scenario interrupted(Backend backend, Live live, long target, StopReport stop) {
         StepFailure f = StepFailure.of(
-                FailureClass.INTERRUPTED, Phase.MEASURE, "the run was interrupted; --resume runs this step again", List.of());
+                FailureClass.INTERRUPTED,
+                Phase.MEASURE,
+                "the run was interrupted; --resume runs this step again",
+                List.of());
         Scenario s = failed(backend, live.command(), live.logRelative(), live.facts(), f, null);
         return stop == null ? s : stopped(s, stop);
     }
@@ -409,8 +459,14 @@ final class StepRunner {
 
     private static Scenario.Server withHint(Scenario.Server s, Long hint) {
         return new Scenario.Server(
-                s.startupS(), s.readyVia(), s.pid(), s.exitCode(), s.stoppedCleanly(), s.leftoverPids(),
-                s.kvCapacityTokens(), hint);
+                s.startupS(),
+                s.readyVia(),
+                s.pid(),
+                s.exitCode(),
+                s.stoppedCleanly(),
+                s.leftoverPids(),
+                s.kvCapacityTokens(),
+                hint);
     }
 
     private static List<String> tail(List<String> lines, int n) {

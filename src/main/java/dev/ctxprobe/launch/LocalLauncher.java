@@ -55,7 +55,8 @@ public final class LocalLauncher implements Launcher {
         while (process.isAlive() && ProcessGroups.groupOf(process.pid()) != process.pid()) {
             if (System.nanoTime() > deadline) {
                 process.destroyForcibly();
-                throw new IOException("the server did not become the leader of its own process group (is setsid installed?)");
+                throw new IOException(
+                        "the server did not become the leader of its own process group (is setsid installed?)");
             }
             try {
                 Thread.sleep(1);
@@ -90,8 +91,7 @@ public final class LocalLauncher implements Launcher {
 
         @Override
         public Readiness awaitReady() throws InterruptedException {
-            URI uri = URI.create(
-                    "http://" + Ports.connectHost(spec.host()) + ":" + spec.port() + spec.readinessPath());
+            URI uri = URI.create("http://" + Ports.connectHost(spec.host()) + ":" + spec.port() + spec.readinessPath());
             long deadline = startedNanos + spec.startupTimeout().toNanos();
             String last = "no answer yet";
             while (true) {
@@ -178,7 +178,8 @@ public final class LocalLauncher implements Launcher {
                 pidFile.remove(pgid);
             }
             Integer code = process.isAlive() ? null : process.exitValue();
-            stopped = new StopReport(clean && left.isEmpty(), List.copyOf(left), code, Duration.ofNanos(System.nanoTime() - t0));
+            stopped = new StopReport(
+                    clean && left.isEmpty(), List.copyOf(left), code, Duration.ofNanos(System.nanoTime() - t0));
             return stopped;
         }
     }

@@ -19,7 +19,8 @@ public final class ProcessGroups {
     /** Live (non-zombie) processes whose process group or session is {@code pgid}. */
     public static List<Long> members(long pgid) {
         List<Long> pids = new ArrayList<>();
-        try (DirectoryStream<Path> dirs = Files.newDirectoryStream(PROC, p -> isNumber(p.getFileName().toString()))) {
+        try (DirectoryStream<Path> dirs =
+                Files.newDirectoryStream(PROC, p -> isNumber(p.getFileName().toString()))) {
             for (Path dir : dirs) {
                 long[] ids = groupAndSession(dir.resolve("stat"));
                 if (ids != null && (ids[0] == pgid || ids[1] == pgid)) {

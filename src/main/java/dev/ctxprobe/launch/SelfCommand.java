@@ -25,10 +25,7 @@ public final class SelfCommand {
 
     /** java, its flags and classpath, and the main class of this ctxprobe. */
     public static List<String> prefix() {
-        String java = ProcessHandle.current()
-                .info()
-                .command()
-                .orElse(System.getProperty("java.home") + "/bin/java");
+        String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
         return List.of(
                 java,
                 "--enable-native-access=ALL-UNNAMED",

@@ -15,8 +15,14 @@ class CommandTemplateTest {
                 "vllm serve {model} --override-generation-config '{\"temperature\": 0}' --name \"my model\" a\\ b");
         assertThat(t.words())
                 .containsExactly(
-                        "vllm", "serve", "{model}", "--override-generation-config", "{\"temperature\": 0}", "--name",
-                        "my model", "a b");
+                        "vllm",
+                        "serve",
+                        "{model}",
+                        "--override-generation-config",
+                        "{\"temperature\": 0}",
+                        "--name",
+                        "my model",
+                        "a b");
         assertThat(t.placeholders()).containsExactly("model");
     }
 

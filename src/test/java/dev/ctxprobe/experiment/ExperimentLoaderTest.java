@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Set;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 
 class ExperimentLoaderTest {
     private static final Path FILE = Path.of("exp.yaml");
@@ -45,8 +45,10 @@ class ExperimentLoaderTest {
 
     @Test
     void backendVarsAndEnvWinOverTheTopLevel() throws ExperimentError {
-        Experiment e = loader.parse(FILE, GOOD.replace("vars:\n  tp: 8", "vars:\n  tp: 8\nenv:\n  A: top\n  B: top")
-                + "    vars: {tp: 4}\n    env: {B: own}\n");
+        Experiment e = loader.parse(
+                FILE,
+                GOOD.replace("vars:\n  tp: 8", "vars:\n  tp: 8\nenv:\n  A: top\n  B: top")
+                        + "    vars: {tp: 4}\n    env: {B: own}\n");
         Experiment.Backend b = e.backends().getFirst();
         assertThat(b.vars()).containsEntry("tp", 4);
         assertThat(b.env()).containsEntry("A", "top").containsEntry("B", "own");
@@ -94,8 +96,8 @@ class ExperimentLoaderTest {
 
     @Test
     void brokenYamlIsReportedWithItsPosition() {
-        ExperimentError err =
-                catchThrowableOfType(ExperimentError.class, () -> loader.parse(FILE, GOOD.replace("[1024, 2048]", "[1024, 2048")));
+        ExperimentError err = catchThrowableOfType(
+                ExperimentError.class, () -> loader.parse(FILE, GOOD.replace("[1024, 2048]", "[1024, 2048")));
         assertThat(err.getMessage()).contains("not valid YAML");
         assertThat(err.line()).isGreaterThan(0);
     }
@@ -109,8 +111,8 @@ class ExperimentLoaderTest {
 
     @Test
     void anEndpointWithoutLaunchNeedsNoCommand() throws ExperimentError {
-        Experiment e = loader.parse(FILE, GOOD.replace("engine: vllm", "engine: openai")
-                .replaceAll("    command: .*\\n", ""));
+        Experiment e = loader.parse(
+                FILE, GOOD.replace("engine: vllm", "engine: openai").replaceAll("    command: .*\\n", ""));
         assertThat(e.backends().getFirst().command()).isNull();
     }
 

@@ -42,7 +42,8 @@ class LocalLauncherIT {
 
     @Test
     void theServerLeadsItsOwnProcessGroupAndItsWorkersDieWithIt() throws Exception {
-        ServerHandle h = launch("sleep 300 & sleep 300 & echo $CTXPROBE_TEST_VAR; wait", Duration.ofSeconds(1), Duration.ofSeconds(5));
+        ServerHandle h = launch(
+                "sleep 300 & sleep 300 & echo $CTXPROBE_TEST_VAR; wait", Duration.ofSeconds(1), Duration.ofSeconds(5));
         assertThat(ProcessGroups.groupOf(h.pid())).isEqualTo(h.pid());
         awaitMembers(h.pid(), 3);
         assertThat(PidFile.read(dir.resolve("servers.pid"))).containsExactly(h.pid());
@@ -58,7 +59,8 @@ class LocalLauncherIT {
 
     @Test
     void aGroupThatIgnoresTermIsKilled() throws Exception {
-        ServerHandle h = launch("trap '' TERM; sleep 300 & wait; sleep 300", Duration.ofSeconds(1), Duration.ofMillis(500));
+        ServerHandle h =
+                launch("trap '' TERM; sleep 300 & wait; sleep 300", Duration.ofSeconds(1), Duration.ofMillis(500));
         awaitMembers(h.pid(), 2);
 
         StopReport stop = h.stop();
@@ -72,7 +74,9 @@ class LocalLauncherIT {
     void anExitDuringStartupIsSeenWithItsCode() throws Exception {
         ServerHandle h = launch("echo 'ValueError: no'; exit 3", Duration.ofSeconds(30), Duration.ofSeconds(5));
         Readiness r = h.awaitReady();
-        assertThat(r).isInstanceOfSatisfying(Readiness.Exited.class, x -> assertThat(x.exitCode()).isEqualTo(3));
+        assertThat(r)
+                .isInstanceOfSatisfying(
+                        Readiness.Exited.class, x -> assertThat(x.exitCode()).isEqualTo(3));
         assertThat(r.after()).isLessThan(Duration.ofSeconds(10));
     }
 
