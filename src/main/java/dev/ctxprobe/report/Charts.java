@@ -24,6 +24,8 @@ import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
 import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.axis.NumberTickUnit;
+import org.jfree.chart.axis.ValueAxis;
+import org.jfree.chart.plot.SeriesRenderingOrder;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
 import org.jfree.chart.title.LegendTitle;
@@ -103,6 +105,11 @@ final class Charts {
             String title, String yLabel, List<ResultSet> sets, Labels labels, ToDoubleFunction<ScenarioRow> y) {
         XYSeriesCollection data = new XYSeriesCollection();
         XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer();
+        long failingSeries = sets.stream()
+                .flatMap(set -> set.backends().stream().map(set::scenariosOf))
+                .filter(rows -> rows.stream().anyMatch(r -> r.launched() && !r.success()))
+                .count();
+        int failureSeriesDrawn = 0;
         long minX = Long.MAX_VALUE;
         long maxX = Long.MIN_VALUE;
         int colour = 0;
@@ -137,7 +144,9 @@ final class Charts {
                     data.addSeries(failed);
                     renderer.setSeriesPaint(i, c);
                     renderer.setSeriesLinesVisible(i, false);
-                    renderer.setSeriesShape(i, cross(6));
+                    // Later series draw smaller crosses, so failures of several backends at one length all show.
+                    renderer.setSeriesShape(i, cross(5 + 2.5 * (failingSeries - 1 - failureSeriesDrawn++)));
+                    renderer.setLegendShape(i, cross(5));
                     renderer.setSeriesOutlineStroke(i, new BasicStroke(2.5f));
                     renderer.setSeriesStroke(i, new BasicStroke(2.5f));
                     renderer.setSeriesShapesFilled(i, false);
@@ -147,14 +156,7 @@ final class Charts {
         renderer.setUseOutlinePaint(false);
         renderer.setDrawOutlines(true);
 
-        LogAxis x = new LogAxis("context length (tokens, log scale)");
-        x.setBase(2);
-        x.setNumberFormatOverride(new TokenCountFormat());
-        x.setTickUnit(new NumberTickUnit(1), false, false);
-        x.setAutoTickUnitSelection(false);
-        x.setMinorTickCount(1);
-        // Half a power of two of margin each side keeps the first and last X off the plot's edge.
-        x.setRange(minX / Math.sqrt(2), maxX * Math.sqrt(2));
+        ValueAxis x = xAxis(minX, maxX);
         x.setLabelFont(new Font(FONT, Font.PLAIN, 13));
         x.setTickLabelFont(new Font(FONT, Font.PLAIN, 12));
 
@@ -167,6 +169,8 @@ final class Charts {
         yAxis.setTickLabelFont(new Font(FONT, Font.PLAIN, 12));
 
         XYPlot plot = new XYPlot(data, x, yAxis, renderer);
+        // First series first, so the smaller crosses of later series land on top of the larger ones.
+        plot.setSeriesRenderingOrder(SeriesRenderingOrder.FORWARD);
         plot.setBackgroundPaint(Color.WHITE);
         plot.setDomainGridlinePaint(new Color(0xdddddd));
         plot.setRangeGridlinePaint(new Color(0xdddddd));
@@ -182,6 +186,30 @@ final class Charts {
         legend.setPosition(RectangleEdge.BOTTOM);
         legend.setFrame(org.jfree.chart.block.BlockBorder.NONE);
         return chart;
+    }
+
+    /**
+     * Context length on a log-2 axis with ticks at powers of two when the lengths span two powers or more
+     * (4K to 1M in the seeds); on a linear axis when they sit close together, as a frontier search leaves them.
+     */
+    private static ValueAxis xAxis(long minX, long maxX) {
+        if (maxX >= 4 * minX) {
+            LogAxis x = new LogAxis("context length (tokens, log scale)");
+            x.setBase(2);
+            x.setNumberFormatOverride(new TokenCountFormat());
+            x.setTickUnit(new NumberTickUnit(1), false, false);
+            x.setAutoTickUnitSelection(false);
+            x.setMinorTickCount(1);
+            // Half a power of two of margin each side keeps the first and last X off the plot's edge.
+            x.setRange(minX / Math.sqrt(2), maxX * Math.sqrt(2));
+            return x;
+        }
+        NumberAxis x = new NumberAxis("context length (tokens)");
+        x.setNumberFormatOverride(new DecimalFormat("#,##0", DecimalFormatSymbols.getInstance(Locale.US)));
+        x.setStandardTickUnits(NumberAxis.createIntegerTickUnits());
+        double margin = Math.max(256, (maxX - minX) * 0.08);
+        x.setRange(Math.max(0, minX - margin), maxX + margin);
+        return x;
     }
 
     /** An X of the given half-size, drawn as a thick outline. */
