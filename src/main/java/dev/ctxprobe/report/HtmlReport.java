@@ -54,7 +54,7 @@ final class HtmlReport implements ReportRenderer {
                 .collect(Collectors.joining(", "));
         out.append("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
                 .append("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; ")
-                .append("style-src 'unsafe-inline'; img-src data:\">\n")
+                .append("style-src 'unsafe-inline'\">\n")
                 .append("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
                 .append("<title>ctxprobe report")
                 .append(experiments.isEmpty() ? "" : ": " + Html.escape(experiments))

@@ -22,10 +22,10 @@ import tools.jackson.databind.json.JsonMapper;
  * ResultSet}s. Unknown keys are ignored; a key that is present with the wrong type, a file that is not
  * JSON, or one without {@code scenarios} is an error that names the file, the key and the position.
  */
-public final class ResultReader {
+final class ResultReader {
 
     /** The file name ctxprobe writes in a run folder. */
-    public static final String RESULTS_FILE = "results.json";
+    static final String RESULTS_FILE = "results.json";
 
     /** results/&lt;experiment&gt;/&lt;run_id&gt;/results.json lies three levels below the results folder. */
     private static final int RUN_FOLDER_DEPTH = 3;
@@ -38,7 +38,7 @@ public final class ResultReader {
             .build();
 
     /** Reads every input in order; a folder stands for the results files in it or in run folders below it. */
-    public List<ResultSet> read(List<Path> inputs) {
+    List<ResultSet> read(List<Path> inputs) {
         if (inputs.isEmpty()) {
             throw new IllegalArgumentException("no results files or run folders given");
         }
@@ -79,7 +79,7 @@ public final class ResultReader {
     }
 
     /** Reads one results file. */
-    public ResultSet readFile(Path file) {
+    ResultSet readFile(Path file) {
         byte[] content;
         try {
             content = Files.readAllBytes(file);

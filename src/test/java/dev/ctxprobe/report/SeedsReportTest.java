@@ -63,6 +63,22 @@ class SeedsReportTest {
         assertThat(expected.get("8x Kunlun P800 XPU / sglang").minFailed()).isEqualTo(262_144);
     }
 
+    @Test
+    void htmlComparesTheSeedsSideBySide() throws Exception {
+        Path seeds = ReportFixtures.seeds().orElse(null);
+        assumeTrue(seeds != null, "the seeds (shared/seeds) are not next to this checkout");
+
+        String html = Reports.render(ReportFixtures.seedFiles(seeds), Format.HTML);
+
+        for (String series : List.of(
+                "8x NVIDIA H200 143GB / sglang", "8x NVIDIA H200 143GB / vllm", "8x Kunlun P800 XPU / sglang")) {
+            // In the frontier table and as a series (and its failures) in both charts.
+            assertThat(html).contains("<td>" + series + "</td>");
+            assertThat(html.split(">" + series + "<", -1)).hasSize(4);
+            assertThat(html.split(">" + series + ": failed<", -1)).hasSize(3);
+        }
+    }
+
     private static Map<String, Expected> expectedFrom(Path file) throws Exception {
         JsonNode root = new ObjectMapper().readTree(file.toFile());
         String hardware = root.get("metadata").get("hardware").asString();
