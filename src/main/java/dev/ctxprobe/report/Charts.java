@@ -25,6 +25,7 @@ import org.jfree.chart.axis.LogAxis;
 import org.jfree.chart.axis.NumberAxis;
 import org.jfree.chart.axis.NumberTickUnit;
 import org.jfree.chart.axis.ValueAxis;
+import org.jfree.chart.block.BlockBorder;
 import org.jfree.chart.plot.SeriesRenderingOrder;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
@@ -184,7 +185,7 @@ final class Charts {
         LegendTitle legend = chart.getLegend();
         legend.setItemFont(new Font(FONT, Font.PLAIN, 12));
         legend.setPosition(RectangleEdge.BOTTOM);
-        legend.setFrame(org.jfree.chart.block.BlockBorder.NONE);
+        legend.setFrame(BlockBorder.NONE);
         return chart;
     }
 

@@ -1,5 +1,7 @@
 package dev.ctxprobe.report;
 
+import java.util.Locale;
+
 /** HTML escaping for text taken from results files and logs. */
 final class Html {
     private Html() {}
@@ -23,7 +25,7 @@ final class Html {
                 case '\n', '\r', '\t' -> out.appendCodePoint(cp);
                 default -> {
                     if (Character.isISOControl(cp)) {
-                        out.append(String.format(java.util.Locale.ROOT, "\\u%04x", cp));
+                        out.append(String.format(Locale.ROOT, "\\u%04x", cp));
                     } else {
                         out.appendCodePoint(cp);
                     }
