@@ -9,7 +9,13 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Finds the longest context an LLM serving deployment really serves, and how fast.",
-        subcommands = {RunCommand.class, ValidateCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {
+            RunCommand.class,
+            ValidateCommand.class,
+            ReportCommand.class,
+            ServeCommand.class,
+            CommandLine.HelpCommand.class
+        })
 public final class Main implements Runnable {
 
     /** Exit codes of spec 01: 0 done (failed steps are data), 2 usage or configuration, 130 interrupted. */
@@ -33,7 +39,7 @@ public final class Main implements Runnable {
 
     static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Main());
-        cl.setExitCodeExceptionMapper(t -> FAILED);
+        cl.setExitCodeExceptionMapper(t -> t instanceof CommandLine.ParameterException ? USAGE : FAILED);
         return cl;
     }
 

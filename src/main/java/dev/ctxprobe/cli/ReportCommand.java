@@ -1,0 +1,88 @@
+package dev.ctxprobe.cli;
+
+import dev.ctxprobe.report.Format;
+import dev.ctxprobe.report.ReportInputException;
+import dev.ctxprobe.report.Reports;
+import dev.ctxprobe.report.ResultSet;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code ctxprobe report RESULTS...}: renders results files or run folders as text, Markdown, HTML or CSV. */
+@Command(
+        name = "report",
+        mixinStandardHelpOptions = true,
+        description = "Reads results files (results.json, or the seeds' files) or run folders and renders them.")
+public final class ReportCommand implements Callable<Integer> {
+
+    // Arity 0 and a String format, checked in call(): usage errors here must exit 2 (spec 01) whatever
+    // exit-code mapping the root command applies to picocli's own parameter errors.
+    @Parameters(
+            arity = "0..*",
+            paramLabel = "RESULTS",
+            description = "results files, run folders, or folders holding run folders (at least one)")
+    List<Path> inputs = List.of();
+
+    @Option(
+            names = "--format",
+            paramLabel = "FORMAT",
+            description = "text, md, html or csv (default: from the extension of --out, else text)")
+    String format;
+
+    @Option(names = "--out", paramLabel = "FILE", description = "write the report to FILE instead of stdout")
+    Path out;
+
+    @Option(names = "--png", paramLabel = "DIR", description = "also write the charts as PNG files into DIR")
+    Path pngDir;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter err = spec.commandLine().getErr();
+        if (inputs.isEmpty()) {
+            err.println("ctxprobe report: no results given: name results files or run folders");
+            spec.commandLine().usage(err);
+            return Main.USAGE;
+        }
+        Format chosen;
+        List<ResultSet> sets;
+        try {
+            chosen = format != null
+                    ? Format.fromId(format)
+                    : out == null
+                            ? Format.TEXT
+                            : Format.forFileName(out.getFileName().toString()).orElse(Format.TEXT);
+            sets = Reports.read(inputs);
+        } catch (IllegalArgumentException | ReportInputException e) {
+            err.println("ctxprobe report: " + e.getMessage());
+            return Main.USAGE;
+        }
+        String document = Reports.renderSets(sets, chosen);
+        try {
+            if (out == null) {
+                spec.commandLine().getOut().print(document);
+                spec.commandLine().getOut().flush();
+            } else {
+                Reports.writeAtomically(out, document);
+                err.println("wrote " + out);
+            }
+            if (pngDir != null) {
+                for (Path png : Reports.writePngs(sets, pngDir)) {
+                    err.println("wrote " + png);
+                }
+            }
+        } catch (IOException e) {
+            err.println("ctxprobe report: cannot write the report: " + e);
+            return Main.FAILED;
+        }
+        return Main.OK;
+    }
+}

@@ -1,0 +1,279 @@
+package dev.ctxprobe.report;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.awt.Font;
+import java.awt.Rectangle;
+import java.awt.Shape;
+import java.awt.geom.Ellipse2D;
+import java.awt.geom.Path2D;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.text.DecimalFormat;
+import java.text.DecimalFormatSymbols;
+import java.text.FieldPosition;
+import java.text.NumberFormat;
+import java.text.ParsePosition;
+import java.util.List;
+import java.util.Locale;
+import java.util.OptionalDouble;
+import java.util.function.ToDoubleFunction;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.NumberAxis;
+import org.jfree.chart.axis.NumberTickUnit;
+import org.jfree.chart.axis.ValueAxis;
+import org.jfree.chart.block.BlockBorder;
+import org.jfree.chart.plot.SeriesRenderingOrder;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.chart.title.LegendTitle;
+import org.jfree.chart.title.TextTitle;
+import org.jfree.chart.ui.RectangleEdge;
+import org.jfree.chart.ui.RectangleInsets;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+import org.jfree.svg.SVGGraphics2D;
+import org.jfree.svg.ViewBox;
+
+/**
+ * The report's charts: TTFT and prefill throughput against context length, one line per backend and
+ * input, with each failed step drawn as an X at zero at its length. Rendered to SVG (inlined in HTML) or PNG.
+ */
+final class Charts {
+    static {
+        // Charts need no display; set before the first AWT class loads unless the user chose otherwise.
+        if (System.getProperty("java.awt.headless") == null) {
+            System.setProperty("java.awt.headless", "true");
+        }
+    }
+
+    static final int WIDTH = 960;
+    static final int HEIGHT = 460;
+
+    /** Above this many milliseconds the TTFT axis switches to seconds. */
+    private static final double SECONDS_FROM_MS = 10_000;
+
+    private static final Color[] PALETTE = {
+        new Color(0x1f77b4), new Color(0xff7f0e), new Color(0x2ca02c), new Color(0x9467bd),
+        new Color(0x8c564b), new Color(0xe377c2), new Color(0x17becf), new Color(0xbcbd22),
+        new Color(0x7f7f7f), new Color(0x393b79)
+    };
+    private static final String FONT = "SansSerif";
+
+    /** One chart of the report; {@code name} keys its SVG ids and PNG file name. */
+    record Chart(String name, JFreeChart chart) {}
+
+    private Charts() {}
+
+    /** The TTFT and throughput charts, or none when no input has a step yet. */
+    static List<Chart> of(List<ResultSet> sets, Labels labels) {
+        if (sets.stream().allMatch(s -> s.scenarios().stream().noneMatch(ScenarioRow::launched))) {
+            return List.of();
+        }
+        OptionalDouble maxTtft = sets.stream()
+                .flatMap(s -> s.scenarios().stream())
+                .flatMap(r -> r.ttftMeanMs().stream())
+                .mapToDouble(Double::doubleValue)
+                .filter(Double::isFinite)
+                .max();
+        boolean seconds = maxTtft.orElse(0) >= SECONDS_FROM_MS;
+        double ttftScale = seconds ? 1000 : 1;
+        Chart ttft = new Chart(
+                "ttft",
+                chart(
+                        "Time to first token vs context length",
+                        seconds ? "TTFT (s, mean)" : "TTFT (ms, mean)",
+                        sets,
+                        labels,
+                        r -> r.ttftMeanMs().orElse(Double.NaN) / ttftScale));
+        Chart throughput = new Chart(
+                "throughput",
+                chart(
+                        "Prefill throughput vs context length",
+                        "input tokens/s",
+                        sets,
+                        labels,
+                        r -> r.metrics() == null || r.metrics().inputTokenThroughput() == null
+                                ? Double.NaN
+                                : r.metrics().inputTokenThroughput()));
+        return List.of(ttft, throughput);
+    }
+
+    private static JFreeChart chart(
+            String title, String yLabel, List<ResultSet> sets, Labels labels, ToDoubleFunction<ScenarioRow> y) {
+        XYSeriesCollection data = new XYSeriesCollection();
+        XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer();
+        long failingSeries = sets.stream()
+                .flatMap(set -> set.backends().stream().map(set::scenariosOf))
+                .filter(rows -> rows.stream().anyMatch(r -> r.launched() && !r.success()))
+                .count();
+        int failureSeriesDrawn = 0;
+        long minX = Long.MAX_VALUE;
+        long maxX = Long.MIN_VALUE;
+        int colour = 0;
+        for (ResultSet set : sets) {
+            for (String backend : set.backends()) {
+                String label = labels.of(set, backend);
+                XYSeries passed = new XYSeries(label, true, true);
+                XYSeries failed = new XYSeries(label + ": failed", true, true);
+                for (ScenarioRow row : set.scenariosOf(backend)) {
+                    if (!row.launched()) {
+                        continue;
+                    }
+                    minX = Math.min(minX, row.targetLen());
+                    maxX = Math.max(maxX, row.targetLen());
+                    double value = y.applyAsDouble(row);
+                    if (row.success() && Double.isFinite(value)) {
+                        passed.add(row.targetLen(), value);
+                    } else if (!row.success()) {
+                        failed.add(row.targetLen(), 0);
+                    }
+                }
+                Color c = PALETTE[colour++ % PALETTE.length];
+                if (!passed.isEmpty()) {
+                    int i = data.getSeriesCount();
+                    data.addSeries(passed);
+                    renderer.setSeriesPaint(i, c);
+                    renderer.setSeriesStroke(i, new BasicStroke(2f));
+                    renderer.setSeriesShape(i, new Ellipse2D.Double(-3.5, -3.5, 7, 7));
+                }
+                if (!failed.isEmpty()) {
+                    int i = data.getSeriesCount();
+                    data.addSeries(failed);
+                    renderer.setSeriesPaint(i, c);
+                    renderer.setSeriesLinesVisible(i, false);
+                    // Later series draw smaller crosses, so failures of several backends at one length all show.
+                    renderer.setSeriesShape(i, cross(5 + 2.5 * (failingSeries - 1 - failureSeriesDrawn++)));
+                    renderer.setLegendShape(i, cross(5));
+                    renderer.setSeriesOutlineStroke(i, new BasicStroke(2.5f));
+                    renderer.setSeriesStroke(i, new BasicStroke(2.5f));
+                    renderer.setSeriesShapesFilled(i, false);
+                }
+            }
+        }
+        renderer.setUseOutlinePaint(false);
+        renderer.setDrawOutlines(true);
+
+        ValueAxis x = xAxis(minX, maxX);
+        x.setLabelFont(new Font(FONT, Font.PLAIN, 13));
+        x.setTickLabelFont(new Font(FONT, Font.PLAIN, 12));
+
+        NumberAxis yAxis = new NumberAxis(yLabel);
+        yAxis.setAutoRangeIncludesZero(true);
+        // A margin below zero, so the X of a failed step (drawn at zero) is not cut in half by the plot's edge.
+        yAxis.setAutoRangeStickyZero(false);
+        yAxis.setNumberFormatOverride(new DecimalFormat("#,##0.###", DecimalFormatSymbols.getInstance(Locale.US)));
+        yAxis.setLabelFont(new Font(FONT, Font.PLAIN, 13));
+        yAxis.setTickLabelFont(new Font(FONT, Font.PLAIN, 12));
+
+        XYPlot plot = new XYPlot(data, x, yAxis, renderer);
+        // First series first, so the smaller crosses of later series land on top of the larger ones.
+        plot.setSeriesRenderingOrder(SeriesRenderingOrder.FORWARD);
+        plot.setBackgroundPaint(Color.WHITE);
+        plot.setDomainGridlinePaint(new Color(0xdddddd));
+        plot.setRangeGridlinePaint(new Color(0xdddddd));
+        plot.setOutlinePaint(new Color(0xaaaaaa));
+        plot.setAxisOffset(new RectangleInsets(4, 4, 4, 4));
+
+        JFreeChart chart = new JFreeChart(title, new Font(FONT, Font.BOLD, 17), plot, true);
+        chart.setBackgroundPaint(Color.WHITE);
+        chart.setAntiAlias(true);
+        chart.addSubtitle(new TextTitle("X at zero: a failed step at that length", new Font(FONT, Font.PLAIN, 12)));
+        LegendTitle legend = chart.getLegend();
+        legend.setItemFont(new Font(FONT, Font.PLAIN, 12));
+        legend.setPosition(RectangleEdge.BOTTOM);
+        legend.setFrame(BlockBorder.NONE);
+        return chart;
+    }
+
+    /**
+     * Context length on a log-2 axis with ticks at powers of two when the lengths span two powers or more
+     * (4K to 1M in the seeds); on a linear axis when they sit close together, as a frontier search leaves them.
+     */
+    private static ValueAxis xAxis(long minX, long maxX) {
+        if (maxX >= 4 * minX) {
+            LogAxis x = new LogAxis("context length (tokens, log scale)");
+            x.setBase(2);
+            x.setNumberFormatOverride(new TokenCountFormat());
+            x.setTickUnit(new NumberTickUnit(1), false, false);
+            x.setAutoTickUnitSelection(false);
+            x.setMinorTickCount(1);
+            // Half a power of two of margin each side keeps the first and last X off the plot's edge.
+            x.setRange(minX / Math.sqrt(2), maxX * Math.sqrt(2));
+            return x;
+        }
+        NumberAxis x = new NumberAxis("context length (tokens)");
+        x.setNumberFormatOverride(new DecimalFormat("#,##0", DecimalFormatSymbols.getInstance(Locale.US)));
+        x.setStandardTickUnits(NumberAxis.createIntegerTickUnits());
+        double margin = Math.max(256, (maxX - minX) * 0.08);
+        x.setRange(Math.max(0, minX - margin), maxX + margin);
+        return x;
+    }
+
+    /** An X of the given half-size, drawn as a thick outline. */
+    private static Shape cross(double r) {
+        Path2D.Double x = new Path2D.Double();
+        x.moveTo(-r, -r);
+        x.lineTo(r, r);
+        x.moveTo(-r, r);
+        x.lineTo(r, -r);
+        return x;
+    }
+
+    /**
+     * The chart as an inline {@code <svg>} element that scales to its container. Its ids are prefixed with
+     * the chart's name so two charts in one page never share a clip path and the output is reproducible.
+     * JFreeSVG escapes every string it draws for XML, so series names from a results file stay text.
+     */
+    static String svg(Chart chart) {
+        SVGGraphics2D g2 = new SVGGraphics2D(WIDTH, HEIGHT);
+        g2.setDefsKeyPrefix(chart.name() + "-");
+        // Two decimals are a hundredth of a pixel: more only makes the page heavier.
+        g2.setGeomDoubleConverter(Charts::twoDecimals);
+        g2.setTransformDoubleConverter(Charts::twoDecimals);
+        chart.chart().draw(g2, new Rectangle(0, 0, WIDTH, HEIGHT));
+        return g2.getSVGElement("chart-" + chart.name(), false, new ViewBox(0, 0, WIDTH, HEIGHT), null, null);
+    }
+
+    private static String twoDecimals(double value) {
+        return new DecimalFormat("0.##", DecimalFormatSymbols.getInstance(Locale.US)).format(value);
+    }
+
+    /** Writes the chart as {@code DIR/<name>.png} and returns the file. */
+    static Path png(Chart chart, Path dir) throws IOException {
+        Files.createDirectories(dir);
+        Path file = dir.resolve(chart.name() + ".png");
+        ChartUtils.saveChartAsPNG(file.toFile(), chart.chart(), WIDTH, HEIGHT);
+        return file;
+    }
+
+    /** Token counts as axis ticks: 512, 4K, 64K, 1M, 1.5M (binary K and M, as context lengths are quoted). */
+    static final class TokenCountFormat extends NumberFormat {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        public StringBuffer format(double number, StringBuffer toAppendTo, FieldPosition pos) {
+            DecimalFormat digits = new DecimalFormat("0.#", DecimalFormatSymbols.getInstance(Locale.US));
+            if (number >= 1024 * 1024) {
+                return toAppendTo.append(digits.format(number / (1024 * 1024))).append('M');
+            }
+            if (number >= 1024) {
+                return toAppendTo.append(digits.format(number / 1024)).append('K');
+            }
+            return toAppendTo.append(digits.format(number));
+        }
+
+        @Override
+        public StringBuffer format(long number, StringBuffer toAppendTo, FieldPosition pos) {
+            return format((double) number, toAppendTo, pos);
+        }
+
+        @Override
+        public Number parse(String source, ParsePosition parsePosition) {
+            throw new UnsupportedOperationException("tick labels are only written");
+        }
+    }
+}

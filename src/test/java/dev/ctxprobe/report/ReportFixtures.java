@@ -1,0 +1,66 @@
+package dev.ctxprobe.report;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ctxprobe.cli.Main;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+/** Shared inputs of the report tests: the sample run, the seeds, and running the command with captured output. */
+final class ReportFixtures {
+    /** Relative on purpose: reports show the path as given, so goldens do not depend on the checkout's place. */
+    static final Path SAMPLE_RUN = Path.of("src/test/resources/dev/ctxprobe/report/sample-run");
+
+    static final Path SAMPLE = SAMPLE_RUN.resolve("results.json");
+
+    private ReportFixtures() {}
+
+    /**
+     * The seeds' folder: {@code ../shared/seeds} from the main checkout; a worktree may sit deeper, so the
+     * nearest ancestor holding {@code shared/seeds} counts.
+     */
+    static Optional<Path> seeds() {
+        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+            Path candidate = dir.resolve("shared/seeds");
+            if (Files.isRegularFile(candidate.resolve("dsv4_h200_max_context_length.json"))) {
+                return Optional.of(candidate);
+            }
+        }
+        return Optional.empty();
+    }
+
+    static List<Path> seedFiles(Path seeds) throws IOException {
+        try (Stream<Path> files = Files.list(seeds)) {
+            List<Path> found =
+                    files.filter(p -> p.toString().endsWith(".json")).sorted().toList();
+            assertThat(found).hasSize(2);
+            return found;
+        }
+    }
+
+    /** What {@code ctxprobe ARGS} printed and returned. */
+    record Run(int exitCode, String out, String err) {}
+
+    static synchronized Run ctxprobe(String... args) {
+        PrintStream oldOut = System.out;
+        PrintStream oldErr = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        try {
+            System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+            System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+            int code = Main.execute(args);
+            return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(oldOut);
+            System.setErr(oldErr);
+        }
+    }
+}
