@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = Main.Version.class,
         description = "Finds the longest context an LLM serving deployment really serves, and how fast.",
-        subcommands = {CommandLine.HelpCommand.class})
+        subcommands = {CommandLine.HelpCommand.class, ServeCommand.class})
 public final class Main implements Runnable {
 
     /** Exit codes of spec 01: 0 done (failed steps are data), 2 usage or configuration, 130 interrupted. */
