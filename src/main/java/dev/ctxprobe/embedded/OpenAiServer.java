@@ -87,7 +87,8 @@ public final class OpenAiServer implements AutoCloseable {
 
     private HttpHandler guarded(Handler handler) {
         return ex -> {
-            try (ex) {
+            // Not try-with-resources: the exchange must stay open for the error answer in the catch clause.
+            try {
                 LlamaEngine current = engine;
                 if (current == null) {
                     send(ex, 503, error("Loading model", "unavailable_error", null));
@@ -98,6 +99,8 @@ public final class OpenAiServer implements AutoCloseable {
                 send(ex, 400, error(e.getMessage(), "invalid_request_error", e.code));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            } finally {
+                ex.close();
             }
         };
     }
