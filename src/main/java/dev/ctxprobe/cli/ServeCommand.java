@@ -1,10 +1,12 @@
 package dev.ctxprobe.cli;
 
 import dev.ctxprobe.embedded.EmbeddedServer;
+import dev.ctxprobe.embedded.GgufInfo;
 import dev.ctxprobe.embedded.KvBudget;
 import dev.ctxprobe.embedded.LlamaEngine;
 import dev.ctxprobe.embedded.ModelShape;
 import dev.ctxprobe.embedded.OpenAiServer;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -81,8 +83,14 @@ public final class ServeCommand implements Callable<Integer> {
                     ctxSize,
                     KvBudget.parseSize(kvMemory),
                     threads == null ? Runtime.getRuntime().availableProcessors() : threads);
+            if (model != null) {
+                // Reading the header up front turns a wrong path or a non-GGUF file into a usage error (exit 2).
+                GgufInfo.read(model);
+            }
         } catch (IllegalArgumentException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
+            return usageError(e.getMessage());
+        } catch (IOException e) {
+            return usageError("--model: " + e.getMessage());
         }
         OpenAiServer server;
         try {
@@ -105,5 +113,12 @@ public final class ServeCommand implements Callable<Integer> {
                         "ctxprobe-serve-shutdown"));
         stopped.await();
         return Main.OK;
+    }
+
+    // Returned, not thrown: Main maps exceptions thrown by a command to exit code 1, bad input must give 2.
+    private int usageError(String message) {
+        spec.commandLine().getErr().println("ctxprobe serve: " + message);
+        spec.commandLine().getErr().println("Try 'ctxprobe serve --help' for more information.");
+        return Main.USAGE;
     }
 }

@@ -191,6 +191,8 @@ public final class OpenAiServer implements AutoCloseable {
         ex.getResponseHeaders().set("Cache-Control", "no-cache");
         ex.sendResponseHeaders(200, 0);
         OutputStream body = ex.getResponseBody();
+        // Headers go out before the prefill, as vLLM does, so a client can tell "accepted" from "first token".
+        body.flush();
         int[] sent = {0};
         LlamaEngine.Completion done;
         try {

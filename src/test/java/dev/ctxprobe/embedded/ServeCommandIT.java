@@ -217,6 +217,16 @@ class ServeCommandIT {
     }
 
     @Test
+    void aModelThatIsNotGgufIsAUsageError() throws Exception {
+        Path bogus = java.nio.file.Files.writeString(logs.resolve("bogus.gguf"), "nope");
+        try (ServeProcess refused = ServeProcess.start(logs, "--port", "0", "--model", bogus.toString())) {
+            assertThat(refused.process.waitFor(30, TimeUnit.SECONDS)).isTrue();
+            assertThat(refused.process.exitValue()).isEqualTo(2);
+            assertThat(refused.output()).contains("--model: ", "is not a usable GGUF model: no GGUF magic");
+        }
+    }
+
+    @Test
     void exitsPromptlyOnSigterm() throws Exception {
         try (ServeProcess other = ServeProcess.start(logs, "--port", "0", "--ctx-size", "512")) {
             other.awaitReady();
