@@ -79,6 +79,8 @@ public final class LlamaEngine {
             }
             String cause = llamaLog.failureCause().orElse(e.getMessage());
             throw new ContextAllocationException(cause, e);
+        } finally {
+            llamaLog.discard();
         }
     }
 
