@@ -9,6 +9,7 @@ import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.launch.LocalLauncher;
 import dev.ctxprobe.launch.PidFile;
 import dev.ctxprobe.launch.ProcessGroups;
+import dev.ctxprobe.report.Reports;
 import dev.ctxprobe.results.NewRun;
 import dev.ctxprobe.results.Provenance;
 import dev.ctxprobe.results.ResultDocument;
@@ -207,6 +208,16 @@ final class RunCommand implements Callable<Integer> {
         }
         console.save(doc);
         console.summary(doc, runDir);
+        try {
+            Path report = Reports.writeHtml(runDir);
+            if (!quiet) {
+                stdout.println("report:  " + report);
+            }
+        } catch (IOException | RuntimeException err) {
+            // The results are safe on disk; a report that cannot be drawn must not turn a finished run into an error.
+            ValidateCommand.err("the HTML report could not be written (" + err.getMessage() + "); run ctxprobe report "
+                    + runDir + " to retry");
+        }
         if (code == Main.INTERRUPTED) {
             stdout.println("interrupted: servers stopped, partial results kept; continue with: ctxprobe run --resume "
                     + runDir);
