@@ -78,7 +78,8 @@ public final class ExperimentLoader {
         try {
             text = Files.readString(file, StandardCharsets.UTF_8);
         } catch (java.nio.file.NoSuchFileException e) {
-            throw new ExperimentError(file, 0, 0, "no such file: give the path of an experiment file (see experiments/)");
+            throw new ExperimentError(
+                    file, 0, 0, "no such file: give the path of an experiment file (see experiments/)");
         } catch (IOException e) {
             throw new ExperimentError(file, 0, 0, "cannot read the experiment file (" + e + ")");
         }

@@ -7,6 +7,7 @@ import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.Experiment.Restart;
 import dev.ctxprobe.experiment.ServerCommand;
+import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.launch.Launcher;
 import dev.ctxprobe.results.FrontierEntry;
 import dev.ctxprobe.results.ResultDocument;
@@ -32,10 +33,16 @@ public final class Exploration {
      * @param runDir where step logs go
      */
     public Exploration(
-            Experiment experiment, Experiment.Strategy strategy, Launcher launcher, Path runDir, RunListener listener) {
+            Experiment experiment,
+            Experiment.Strategy strategy,
+            Launcher launcher,
+            HardwareProbe hardware,
+            Path runDir,
+            RunListener listener) {
         this.experiment = experiment;
         this.strategy = strategy;
-        this.steps = new StepRunner(experiment, launcher, runDir);
+        this.steps = new StepRunner(
+                experiment, launcher, runDir, new GpuHygiene(hardware, experiment.timeouts().shutdown()));
         this.listener = listener;
     }
 
@@ -246,11 +253,10 @@ public final class Exploration {
                 s = steps.measure(backend, profile, current, target);
             } catch (InterruptedException e) {
                 live = null;
-                var stop = current.handle().stop();
-                throw new StepRunner.StepInterrupted(steps.interrupted(backend, current, target, stop), e);
+                throw new StepRunner.StepInterrupted(steps.interrupted(backend, current, target), e);
             }
             if (!current.handle().isAlive()) {
-                s = StepRunner.stopped(s, current.handle().stop());
+                s = steps.stop(s, current.handle());
                 live = null;
             }
             return s;

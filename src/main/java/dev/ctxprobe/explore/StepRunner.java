@@ -41,11 +41,13 @@ final class StepRunner {
     private final Experiment experiment;
     private final Launcher launcher;
     private final Path runDir;
+    private final GpuHygiene gpu;
 
-    StepRunner(Experiment experiment, Launcher launcher, Path runDir) {
+    StepRunner(Experiment experiment, Launcher launcher, Path runDir, GpuHygiene gpu) {
         this.experiment = experiment;
         this.launcher = launcher;
         this.runDir = runDir;
+        this.gpu = gpu;
     }
 
     /** A server that is up, with what its startup taught. */
@@ -65,10 +67,9 @@ final class StepRunner {
         try {
             measured = measure(backend, profile, live, target);
         } catch (InterruptedException e) {
-            StopReport stop = live.handle().stop();
-            throw new StepInterrupted(interrupted(backend, live, target, stop), e);
+            throw new StepInterrupted(interrupted(backend, live, target), e);
         }
-        return stopped(measured, live.handle().stop());
+        return stop(measured, live.handle());
     }
 
     /** Starts a server for {@code target} and waits until it is ready. */
@@ -90,6 +91,11 @@ final class StepRunner {
                             + " succeeded before launch"));
             return new Launch(null, failed(backend, cmd, null, null, f, null));
         }
+        StepFailure busy = gpu.preflight();
+        if (busy != null) {
+            return new Launch(null, failed(backend, cmd, null, null, busy, null));
+        }
+        List<Long> memoryBefore = gpu.usedMiB();
         LaunchSpec spec = new LaunchSpec(
                 cmd.argv(),
                 backend.env(),
@@ -115,16 +121,14 @@ final class StepRunner {
         try {
             ready = handle.awaitReady();
         } catch (InterruptedException e) {
-            StopReport stop = handle.stop();
-            Live live = new Live(handle, cmd, logRelative, facts(handle, null, null, Capacity.NONE));
-            throw new StepInterrupted(interrupted(backend, live, target, stop), e);
+            Live live = new Live(handle, cmd, logRelative, facts(handle, null, Capacity.NONE, memoryBefore));
+            throw new StepInterrupted(interrupted(backend, live, target), e);
         }
         List<String> lines = ServerLog.lines(log);
         Capacity capacity = profile.readCapacity(lines);
         if (ready instanceof Readiness.Ready r) {
-            return new Launch(new Live(handle, cmd, logRelative, facts(handle, r, null, capacity)), null);
+            return new Launch(new Live(handle, cmd, logRelative, facts(handle, r, capacity, memoryBefore)), null);
         }
-        StopReport stop = handle.stop();
         Integer exit = ready instanceof Readiness.Exited x ? x.exitCode() : null;
         Diagnosis d = profile.diagnoseStartup(exit, lines).orElseGet(() -> fallbackStartup(exit, ready, lines));
         Phase phase = exit == null ? Phase.READINESS : Phase.STARTUP;
@@ -136,9 +140,10 @@ final class StepRunner {
                         exit,
                         d.maxContextHint(),
                         d.kvCapacityTokens())
-                .withExitCode(exit != null ? exit : stop.exitCode());
-        Scenario.Server server = facts(handle, ready, stop, capacity.merge(d.kvCapacityTokens(), d.maxContextHint()));
-        return new Launch(null, failed(backend, cmd, logRelative, server, f, null));
+                .withExitCode(exit);
+        Scenario.Server server =
+                facts(handle, ready, capacity.merge(d.kvCapacityTokens(), d.maxContextHint()), memoryBefore);
+        return new Launch(null, stop(failed(backend, cmd, logRelative, server, f, null), handle));
     }
 
     private Diagnosis fallbackStartup(Integer exit, Readiness ready, List<String> lines) {
@@ -208,7 +213,7 @@ final class StepRunner {
                 .orElse(null);
         Scenario.Server server = live.facts();
         if (f != null && f.maxContextHint() != null && server != null) {
-            server = withHint(server, f.maxContextHint());
+            server = server.withHint(f.maxContextHint());
         }
         if (f == null) {
             return new Scenario(
@@ -378,17 +383,15 @@ final class StepRunner {
     }
 
     /** Adds what the stop showed to a finished step. */
-    static Scenario stopped(Scenario s, StopReport stop) {
-        Scenario.Server old = s.server();
-        Scenario.Server server = new Scenario.Server(
-                old == null ? null : old.startupS(),
-                old == null ? null : old.readyVia(),
-                old == null ? null : old.pid(),
-                stop.exitCode(),
-                stop.stoppedCleanly(),
-                stop.leftoverPids(),
-                old == null ? null : old.kvCapacityTokens(),
-                old == null ? null : old.maxContextHint());
+    /** Stops the step's server and records how: the group gone or not, and the memory it left. */
+    Scenario stop(Scenario s, ServerHandle handle) {
+        StopReport stop = handle.stop();
+        return stopped(s, stop, gpu.usedMiB());
+    }
+
+    private static Scenario stopped(Scenario s, StopReport stop, List<Long> memoryAfter) {
+        Scenario.Server old = s.server() != null ? s.server() : Scenario.Server.ofHints(null, null);
+        Scenario.Server server = old.withStop(stop.exitCode(), stop.stoppedCleanly(), stop.leftoverPids(), memoryAfter);
         return new Scenario(
                 s.backend(),
                 s.targetLen(),
@@ -406,14 +409,14 @@ final class StepRunner {
     }
 
     /** The step that was running when the user stopped the run. */
-    Scenario interrupted(Backend backend, Live live, long target, StopReport stop) {
+    Scenario interrupted(Backend backend, Live live, long target) {
         StepFailure f = StepFailure.of(
                 FailureClass.INTERRUPTED,
                 Phase.MEASURE,
                 "the run was interrupted; --resume runs this step again",
                 List.of());
         Scenario s = failed(backend, live.command(), live.logRelative(), live.facts(), f, null);
-        return stop == null ? s : stopped(s, stop);
+        return stop(s, live.handle());
     }
 
     Scenario failed(
@@ -427,7 +430,7 @@ final class StepRunner {
                 f.phase().id(), f.failureClass().id(), f.detail(), f.evidence(), logRelative, f.exitCode());
         Scenario.Server s = server;
         if (s == null && (f.maxContextHint() != null || f.kvCapacityTokens() != null)) {
-            s = new Scenario.Server(null, null, null, null, null, List.of(), f.kvCapacityTokens(), f.maxContextHint());
+            s = Scenario.Server.ofHints(f.kvCapacityTokens(), f.maxContextHint());
         }
         return new Scenario(
                 backend.name(),
@@ -445,28 +448,18 @@ final class StepRunner {
                 requests == null ? List.of() : requests);
     }
 
-    private static Scenario.Server facts(ServerHandle h, Readiness ready, StopReport stop, Capacity capacity) {
+    private static Scenario.Server facts(ServerHandle h, Readiness ready, Capacity capacity, List<Long> memoryBefore) {
         return new Scenario.Server(
                 ready == null ? null : seconds(ready.after()),
                 ready instanceof Readiness.Ready r ? r.via() : null,
                 h.pid(),
-                stop == null ? null : stop.exitCode(),
-                stop == null ? null : stop.stoppedCleanly(),
-                stop == null ? List.of() : stop.leftoverPids(),
+                null,
+                null,
+                List.of(),
                 capacity.kvCapacityTokens(),
-                capacity.maxContextHint());
-    }
-
-    private static Scenario.Server withHint(Scenario.Server s, Long hint) {
-        return new Scenario.Server(
-                s.startupS(),
-                s.readyVia(),
-                s.pid(),
-                s.exitCode(),
-                s.stoppedCleanly(),
-                s.leftoverPids(),
-                s.kvCapacityTokens(),
-                hint);
+                capacity.maxContextHint(),
+                memoryBefore,
+                null);
     }
 
     private static List<String> tail(List<String> lines, int n) {
