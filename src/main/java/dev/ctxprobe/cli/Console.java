@@ -169,8 +169,8 @@ final class Console implements RunListener {
     }
 
     static String duration(double ms) {
-        return ms >= 10_000
-                ? String.format(Locale.ROOT, "%.1f s", ms / 1000)
+        return ms >= 1_000
+                ? String.format(Locale.ROOT, "%.2f s", ms / 1000)
                 : String.format(Locale.ROOT, "%.1f ms", ms);
     }
 }

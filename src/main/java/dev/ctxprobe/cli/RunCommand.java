@@ -194,7 +194,8 @@ final class RunCommand implements Callable<Integer> {
             stdout.println("ctxprobe " + Main.version() + ": " + e.name() + " -> " + runDir);
         }
         PidFile pids = new PidFile(runDir.resolve(PID_FILE));
-        Exploration exploration = new Exploration(e, strategy, new LocalLauncher(pids), HardwareProbe.system(), runDir, console);
+        Exploration exploration =
+                new Exploration(e, strategy, new LocalLauncher(pids), HardwareProbe.system(), runDir, console);
         int code = Main.OK;
         try (Interrupts ignored = Interrupts.install(Thread.currentThread())) {
             doc = exploration.run(doc, backends);

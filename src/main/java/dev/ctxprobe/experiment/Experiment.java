@@ -38,9 +38,18 @@ public record Experiment(
     public record Load(
             int outputLen, int numPrompts, int maxConcurrency, double requestRate, int warmup, boolean lenientVerify) {}
 
-    /** Which targets are probed and how servers are reused. */
+    /**
+     * Which targets are probed and how servers are reused.
+     *
+     * @param curve lengths a frontier search measures first, to draw the TTFT curve below the frontier
+     */
     public record Sweep(
-            Strategy strategy, List<Long> targets, boolean stopAfterFailure, Frontier frontier, Restart restart) {}
+            Strategy strategy,
+            List<Long> targets,
+            List<Long> curve,
+            boolean stopAfterFailure,
+            Frontier frontier,
+            Restart restart) {}
 
     /** The search strategies of spec 05. */
     public enum Strategy {

@@ -31,7 +31,12 @@ record ExperimentFile(
             String verify) {}
 
     record SweepFile(
-            String strategy, List<Long> targets, Boolean stopAfterFailure, FrontierFile frontier, String restart) {}
+            String strategy,
+            List<Long> targets,
+            List<Long> curve,
+            Boolean stopAfterFailure,
+            FrontierFile frontier,
+            String restart) {}
 
     record FrontierFile(Long min, Long max, Double precision, Long align, Integer maxLaunches) {}
 

@@ -385,6 +385,15 @@ public final class ExperimentLoader {
                     throw error("sweep.targets[" + i + "]", "the target " + targets.get(i) + " is listed twice");
                 }
             }
+            List<Long> curve = raw.curve() == null ? List.of() : List.copyOf(raw.curve());
+            for (int i = 0; i < curve.size(); i++) {
+                checkLength("sweep.curve[" + i + "]", curve.get(i), pad);
+            }
+            if (!curve.isEmpty() && strategy == Strategy.LIST) {
+                throw error(
+                        "sweep.curve",
+                        "sweep.curve adds lengths to a frontier search; with strategy 'list' put them in 'targets'");
+            }
             if (strategy == Strategy.LIST && targets.isEmpty()) {
                 throw error(
                         "sweep",
@@ -397,7 +406,12 @@ public final class ExperimentLoader {
                 throw error("sweep", "strategy 'frontier' needs bounds, e.g. 'frontier: {min: 4096, max: 65536}'");
             }
             return new Sweep(
-                    strategy, targets, raw.stopAfterFailure() != null && raw.stopAfterFailure(), frontier, restart);
+                    strategy,
+                    targets,
+                    curve,
+                    raw.stopAfterFailure() != null && raw.stopAfterFailure(),
+                    frontier,
+                    restart);
         }
 
         private Frontier checkFrontier(ExperimentFile.FrontierFile f, long pad) throws ExperimentError {

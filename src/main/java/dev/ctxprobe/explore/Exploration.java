@@ -17,6 +17,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.OptionalLong;
+import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * Runs an experiment's backends one after the other: the strategy picks a target, the step runner runs it, the
@@ -42,7 +44,10 @@ public final class Exploration {
         this.experiment = experiment;
         this.strategy = strategy;
         this.steps = new StepRunner(
-                experiment, launcher, runDir, new GpuHygiene(hardware, experiment.timeouts().shutdown()));
+                experiment,
+                launcher,
+                runDir,
+                new GpuHygiene(hardware, experiment.timeouts().shutdown()));
         this.listener = listener;
     }
 
@@ -82,7 +87,8 @@ public final class Exploration {
 
     private ResultDocument explore(Backend backend, ResultDocument start) throws Interrupted {
         EngineProfile profile = EngineProfiles.get(backend.engine());
-        Strategy chooser = strategyFor(profile);
+        Strategy search = strategyFor(profile);
+        Strategy chooser = strategy == Experiment.Strategy.FRONTIER ? withCurve(search) : search;
         boolean reuse = experiment.sweep().restart() == Restart.ON_FAILURE;
         ResultDocument doc = start;
         List<Probe> probes = new ArrayList<>();
@@ -114,15 +120,21 @@ public final class Exploration {
         } finally {
             servers.close();
         }
-        if (chooser instanceof ListStrategy list) {
+        if (search instanceof ListStrategy list) {
+            Set<Long> recorded = doc.scenariosOf(backend.name()).stream()
+                    .map(Scenario::targetLen)
+                    .collect(Collectors.toSet());
             for (long skipped : list.skipped(probes)) {
+                if (recorded.contains(skipped)) {
+                    continue;
+                }
                 Scenario s = skipped(backend, skipped);
                 doc = doc.withScenario(s);
                 listener.stepFinished(s, doc);
             }
         }
-        Frontier f = (chooser instanceof FrontierStrategy search
-                        ? search.summary(probes)
+        Frontier f = (search instanceof FrontierStrategy frontier
+                        ? frontier.summary(probes)
                         : Frontier.of(probes, experiment.contextPad(), promptAllowance(profile)))
                 .withLaunches(launches + servers.launches);
         FrontierEntry entry = new FrontierEntry(
@@ -167,6 +179,22 @@ public final class Exploration {
                 f.maxLaunches(),
                 experiment.contextPad(),
                 promptAllowance(profile)));
+    }
+
+    // The curve's lengths go first; the search is stateless, so it simply counts them among its probes.
+    private Strategy withCurve(Strategy search) {
+        List<Long> curve = experiment.sweep().curve();
+        if (curve.isEmpty()) {
+            return search;
+        }
+        return probes -> {
+            for (long target : curve) {
+                if (probes.stream().noneMatch(p -> p.target() == target)) {
+                    return OptionalLong.of(target);
+                }
+            }
+            return search.next(probes);
+        };
     }
 
     // How far below a prompt-length hint the largest accepted prompt lies, by the engine's own rule.
@@ -240,8 +268,14 @@ public final class Exploration {
                 long launchAt = maxRefused ? target : Math.max(target, largestTarget());
                 launches++;
                 StepRunner.Launch l = steps.launch(backend, profile, launchAt);
+                if (l.failed() != null && launchAt != target) {
+                    // A server at max would not start: this and later targets get servers of their own length.
+                    // The refusal at max is recorded when max itself is probed.
+                    maxRefused = true;
+                    launches++;
+                    l = steps.launch(backend, profile, target);
+                }
                 if (l.failed() != null) {
-                    // A refusal at max is max's own answer; later targets launch at their own length.
                     maxRefused = true;
                     return l.failed();
                 }

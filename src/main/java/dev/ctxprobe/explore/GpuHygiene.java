@@ -57,16 +57,15 @@ final class GpuHygiene {
                 ComputeProcesses holders = probe.computeProcesses();
                 List<String> evidence = new ArrayList<>();
                 evidence.add("memory used per device (MiB): " + now + ", at the run's start: " + baseline);
-                evidence.add(holders.available()
-                        ? "processes holding accelerator memory: " + holders.pids()
-                        : "processes holding memory unknown: " + holders.unavailableReason());
+                evidence.add(
+                        holders.available()
+                                ? "processes holding accelerator memory: " + holders.pids()
+                                : "processes holding memory unknown: " + holders.unavailableReason());
                 return StepFailure.of(
                         FailureClass.GPU_BUSY,
                         Phase.PREFLIGHT,
                         "accelerator memory is still held " + wait.toSeconds() + " s after the last stop"
-                                + (holders.available() && !holders.pids().isEmpty()
-                                        ? " by pids " + holders.pids()
-                                        : "")
+                                + (holders.available() && !holders.pids().isEmpty() ? " by pids " + holders.pids() : "")
                                 + "; stop those processes before launching",
                         evidence);
             }
