@@ -25,9 +25,14 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -278,6 +283,106 @@ class TestEngineIT {
         assertThat(engine.process.isAlive()).isTrue();
     }
 
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("startupFailures")
+    void startupFailuresExitWithTheEnginesCodeAndWords(String args, int exitCode, String words) throws Exception {
+        Engine engine = launch(args.split(" "));
+
+        assertThat(engine.process.waitFor(PROCESS_WAIT.toSeconds(), TimeUnit.SECONDS))
+                .isTrue();
+        assertThat(engine.process.exitValue()).isEqualTo(exitCode);
+        assertThat(engine.log()).contains(words);
+    }
+
+    static Stream<Arguments> startupFailures() {
+        return Stream.of(
+                Arguments.of(
+                        "--fault exit-at-once", 1, "RuntimeError: Engine core initialization failed. See root cause"),
+                Arguments.of(
+                        "--fault oom-startup",
+                        1,
+                        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"),
+                Arguments.of("--fault bad-args", 2, "error: argument --max-model-len: invalid int value"),
+                Arguments.of(
+                        "--max-model-len 29000 --refuse-at 20000,29000",
+                        1,
+                        "the estimated maximum model length is 28999. Try increasing"),
+                Arguments.of("--mode llamacpp -c 2048 --capacity 1000", 1, "failed to allocate buffer for kv cache"),
+                Arguments.of(
+                        "--mode tgi --max-total-tokens 2048 --capacity 1000",
+                        1,
+                        "`max_total_tokens` must be <= `max_batch_total_tokens`. Given: 2048 and 1000"),
+                Arguments.of("--no-such-flag 1", 2, "unrecognized argument: --no-such-flag"));
+    }
+
+    @Test
+    void neverReadyBindsButAnswers503() throws Exception {
+        Engine engine = launch("--fault", "never-ready");
+        await().atMost(PROCESS_WAIT).until(() -> engine.log().contains("Waiting for the scheduler"));
+
+        assertThat(get(engine, "/health").statusCode()).isEqualTo(503);
+        assertThat(get(engine, "/v1/models").statusCode()).isEqualTo(503);
+    }
+
+    @Test
+    void lmdeployAnswersAnOverlongPromptWithAnEmpty200() throws Exception {
+        Engine engine = launch("--mode", "lmdeploy", "--session-len", "64");
+        awaitReady(engine, "/v1/models");
+
+        HttpResponse<String> response = post(engine, completion(64, 1, false), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(response.statusCode()).isEqualTo(200);
+        JsonNode body = JSON.readTree(response.body());
+        assertThat(body.path("choices").path(0).path("text").asString()).isEmpty();
+        assertThat(body.path("choices").path(0).path("finish_reason").asString())
+                .isEqualTo("length");
+        assertThat(body.path("usage").path("completion_tokens").asInt()).isZero();
+        assertThat(body.path("usage").path("prompt_tokens").asInt()).isEqualTo(64);
+    }
+
+    @Test
+    void tgiRejectsAnOverlongRequestWith422() throws Exception {
+        Engine engine = launch("--mode", "tgi", "--max-total-tokens", "64", "--capacity", "100");
+        awaitReady(engine);
+
+        HttpResponse<String> response = post(engine, completion(64, 1, true), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(response.statusCode()).isEqualTo(422);
+        assertThat(response.body())
+                .isEqualTo("{\"error\":\"Input validation error: inputs tokens + max_new_tokens must be <= 64. Given:"
+                        + " 64 inputs tokens and 1 max_new_tokens\",\"error_type\":\"validation\"}");
+        assertThat(engine.log()).contains("Setting max batch total tokens to 100");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"truncate, 80, 50", "bos, 40, 41"})
+    void promptTokenFaultsReportAnotherCountThanSent(String fault, int sent, int reported) throws Exception {
+        Engine engine = launch("--mode", "llamacpp", "-c", "50", "--capacity", "50", "--fault", fault);
+        awaitReady(engine);
+
+        HttpResponse<String> response = post(engine, completion(sent, 2, true), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.body()).contains("\"usage\":{\"prompt_tokens\":" + reported + ",");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "error-event|data: {\"error\": {\"message\": \"Internal server error",
+                "garbage-stream|<html><body>502 Bad Gateway"
+            })
+    void streamFaultsAnswer200WithoutChoiceEvents(String fault, String bodyStart) throws Exception {
+        Engine engine = launch("--fault", fault);
+        awaitReady(engine);
+
+        HttpResponse<String> response = post(engine, completion(10, 1, true), HttpResponse.BodyHandlers.ofString());
+
+        assertThat(response.statusCode()).isEqualTo(200);
+        assertThat(response.body()).startsWith(bodyStart).doesNotContain("\"choices\"");
+    }
+
     /** A started engine: the process, its port and its log file. */
     private record Engine(Process process, int port, Path logFile) {
         URI uri(String path) {
@@ -300,10 +405,14 @@ class TestEngineIT {
     }
 
     private void awaitReady(Engine engine) {
+        awaitReady(engine, "/health");
+    }
+
+    private void awaitReady(Engine engine, String path) {
         await().atMost(PROCESS_WAIT)
                 .pollInterval(Duration.ofMillis(20))
                 .failFast("the engine exited", () -> !engine.process.isAlive())
-                .until(() -> tryGet(engine, "/health")
+                .until(() -> tryGet(engine, path)
                         .map(HttpResponse::statusCode)
                         .orElse(-1)
                         .equals(200));
