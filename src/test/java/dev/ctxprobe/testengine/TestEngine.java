@@ -26,7 +26,7 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class TestEngine {
 
-    /** KV bytes per token used to turn token counts into the GiB figures of vLLM's refusal (a 8B-class model). */
+    /** KV bytes per token used to turn token counts into the GiB figures of vLLM's refusal (an 8B-class model). */
     private static final double KV_BYTES_PER_TOKEN = 131_072;
 
     private static final String MODEL = "test-model";
@@ -324,7 +324,7 @@ public final class TestEngine {
         try {
             body = Json.MAPPER.readTree(exchange.getRequestBody().readAllBytes());
         } catch (tools.jackson.core.JacksonException e) {
-            send(exchange, 400, error("Invalid JSON body: " + e.getOriginalMessage(), 400));
+            send(exchange, 400, badRequest("Invalid JSON body: " + e.getOriginalMessage()));
             return;
         }
         JsonNode prompt = body.path("prompt");
@@ -334,7 +334,7 @@ public final class TestEngine {
         } else if (prompt.isString()) {
             promptLen = prompt.asString().getBytes(StandardCharsets.UTF_8).length;
         } else {
-            send(exchange, 400, error("prompt must be a list of token ids or a string", 400));
+            send(exchange, 400, badRequest("prompt must be a list of token ids or a string"));
             return;
         }
         var request = new Request(
@@ -371,11 +371,10 @@ public final class TestEngine {
                     send(
                             exchange,
                             400,
-                            error(
+                            badRequest(
                                     "This model's maximum context length is " + mml + " tokens. However, you requested "
                                             + (p + m) + " tokens (" + p + " in the messages, " + m + " in the"
-                                            + " completion). Please reduce the length of the messages or completion.",
-                                    400));
+                                            + " completion). Please reduce the length of the messages or completion."));
                     return true;
                 }
             }
@@ -402,7 +401,7 @@ public final class TestEngine {
                                         + ", \"type\": \"BadRequestError\", \"code\": 400}}");
                         event(out, "[DONE]");
                     } else {
-                        send(exchange, 400, error(message, 400));
+                        send(exchange, 400, badRequest(message));
                     }
                     return true;
                 }
@@ -566,9 +565,10 @@ public final class TestEngine {
         return object("index", 0, "text", text, "logprobs", null, "finish_reason", finishReason);
     }
 
-    private static String error(String message, int code) {
+    /** The OpenAI-style error body that vLLM and SGLang send with HTTP 400. */
+    private static String badRequest(String message) {
         return json(
-                object("object", "error", "message", message, "type", "BadRequestError", "param", null, "code", code));
+                object("object", "error", "message", message, "type", "BadRequestError", "param", null, "code", 400));
     }
 
     private static void send(HttpExchange exchange, int status, String body) throws IOException {
