@@ -1,0 +1,165 @@
+package dev.ctxprobe.testengine;
+
+import java.util.Collections;
+import java.util.EnumSet;
+import java.util.HashSet;
+import java.util.Locale;
+import java.util.Set;
+
+/** The test engine's command line: which engine it imitates, its limits, its timing and its faults. */
+record EngineOptions(
+        String host,
+        int port,
+        Mode mode,
+        long maxModelLen,
+        long capacity,
+        long startupMs,
+        double prefillUsPerToken,
+        double prefillQuadraticNs,
+        double itlMs,
+        Set<Long> refuseAt,
+        Set<Fault> faults) {
+
+    /** Capacity when none is given: large enough that every length a test asks for fits. */
+    static final long HUGE_CAPACITY = 1_000_000_000L;
+
+    static final String USAGE = "usage: TestEngine --port N [--host H] [--mode vllm|sglang|llamacpp|lmdeploy|tgi]"
+            + " [--max-model-len N | --context-length N | -c N | --session-len N | --max-total-tokens N]"
+            + " [--capacity N] [--startup-ms N] [--prefill-us-per-token D] [--prefill-quadratic-ns D]"
+            + " [--itl-ms D] [--refuse-at L1,L2,...] [--fault NAME]...";
+
+    /** Which real engine's texts, readiness and over-limit behaviour the test engine imitates. */
+    enum Mode {
+        VLLM,
+        SGLANG,
+        LLAMACPP,
+        LMDEPLOY,
+        TGI;
+
+        /** Engines whose HTTP port answers (503) while the model loads; the others bind only when ready. */
+        boolean bindsWhileLoading() {
+            return this == SGLANG || this == LLAMACPP;
+        }
+    }
+
+    /** A misbehaviour to imitate; several may be combined. */
+    enum Fault {
+        EXIT_AT_ONCE,
+        NEVER_READY,
+        CRASH_MID_REQUEST,
+        HANG_AFTER_HEADERS,
+        GARBAGE_STREAM,
+        ERROR_EVENT,
+        CLOSE_MID_STREAM,
+        IGNORE_SIGTERM,
+        LEAVE_CHILD,
+        OOM_STARTUP,
+        BAD_ARGS,
+        TRUNCATE,
+        BOS;
+
+        static Fault parse(String name) {
+            try {
+                return valueOf(name.toUpperCase(Locale.ROOT).replace('-', '_'));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("unknown fault '" + name + "'", e);
+            }
+        }
+    }
+
+    boolean has(Fault fault) {
+        return faults.contains(fault);
+    }
+
+    /** The limit a refusal names: the capacity when too small, else just under the refused length. */
+    long refusalLimit() {
+        return capacity < maxModelLen ? capacity : maxModelLen - 1;
+    }
+
+    /** Parses the arguments; throws IllegalArgumentException with an argparse-like message. */
+    static EngineOptions parse(String... args) {
+        String host = "127.0.0.1";
+        Integer port = null;
+        Mode mode = Mode.VLLM;
+        long maxModelLen = 32_768;
+        long capacity = HUGE_CAPACITY;
+        long startupMs = 0;
+        double prefillUs = 2.0;
+        double prefillQuadraticNs = 0.0;
+        double itlMs = 0.0;
+        Set<Long> refuseAt = new HashSet<>();
+        Set<Fault> faults = EnumSet.noneOf(Fault.class);
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            String name = arg;
+            String value;
+            int eq = arg.indexOf('=');
+            if (arg.startsWith("--") && eq > 0) {
+                name = arg.substring(0, eq);
+                value = arg.substring(eq + 1);
+            } else if (i + 1 < args.length) {
+                value = args[++i];
+            } else {
+                throw new IllegalArgumentException("argument " + arg + ": expected one argument");
+            }
+            switch (name) {
+                case "--host" -> host = value;
+                case "--port" -> port = (int) number(name, value);
+                case "--mode" -> mode = mode(value);
+                case "--max-model-len", "--context-length", "-c", "--ctx-size", "--session-len", "--max-total-tokens" ->
+                    maxModelLen = number(name, value);
+                case "--capacity" -> capacity = number(name, value);
+                case "--startup-ms" -> startupMs = number(name, value);
+                case "--prefill-us-per-token" -> prefillUs = decimal(name, value);
+                case "--prefill-quadratic-ns" -> prefillQuadraticNs = decimal(name, value);
+                case "--itl-ms" -> itlMs = decimal(name, value);
+                case "--refuse-at" -> {
+                    for (String part : value.split(",")) {
+                        refuseAt.add(number(name, part.strip()));
+                    }
+                }
+                case "--fault" -> faults.add(Fault.parse(value));
+                default -> throw new IllegalArgumentException("unrecognized argument: " + arg);
+            }
+        }
+        if (port == null) {
+            throw new IllegalArgumentException("the following arguments are required: --port");
+        }
+        return new EngineOptions(
+                host,
+                port,
+                mode,
+                maxModelLen,
+                capacity,
+                startupMs,
+                prefillUs,
+                prefillQuadraticNs,
+                itlMs,
+                Set.copyOf(refuseAt),
+                Collections.unmodifiableSet(faults));
+    }
+
+    private static Mode mode(String value) {
+        try {
+            return Mode.valueOf(value.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("argument --mode: invalid choice: '" + value + "'", e);
+        }
+    }
+
+    private static long number(String name, String value) {
+        try {
+            return Long.parseLong(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("argument " + name + ": invalid int value: '" + value + "'", e);
+        }
+    }
+
+    private static double decimal(String name, String value) {
+        try {
+            return Double.parseDouble(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("argument " + name + ": invalid float value: '" + value + "'", e);
+        }
+    }
+}

@@ -1,0 +1,626 @@
+package dev.ctxprobe.testengine;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.ctxprobe.testengine.EngineOptions.Fault;
+import dev.ctxprobe.testengine.EngineOptions.Mode;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicLong;
+import sun.misc.Signal;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * A fake OpenAI-compatible LLM server that imitates one engine's log texts, limits, readiness and faults; integration
+ * tests run it as a real child process in place of vLLM, SGLang, llama.cpp, LMDeploy or TGI.
+ */
+public final class TestEngine {
+
+    /** KV bytes per token used to turn token counts into the GiB figures of vLLM's refusal (an 8B-class model). */
+    private static final double KV_BYTES_PER_TOKEN = 131_072;
+
+    private static final String MODEL = "test-model";
+
+    private final EngineOptions options;
+    private final AtomicLong requestIds = new AtomicLong();
+    private volatile boolean ready;
+
+    private TestEngine(EngineOptions options) {
+        this.options = options;
+    }
+
+    public static void main(String[] args) throws IOException, InterruptedException {
+        EngineOptions options;
+        try {
+            options = EngineOptions.parse(args);
+        } catch (IllegalArgumentException e) {
+            die(2, EngineOptions.USAGE, "TestEngine: error: " + e.getMessage());
+            return;
+        }
+        new TestEngine(options).start();
+    }
+
+    /** Loads, refuses or becomes ready as the imitated engine would; the HTTP server thread keeps the JVM alive. */
+    private void start() throws IOException, InterruptedException {
+        installTermHandler();
+        if (options.has(Fault.EXIT_AT_ONCE)) {
+            die(
+                    1,
+                    "Traceback (most recent call last):",
+                    "  File \"/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py\", line 512, in run_engine_core",
+                    "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}");
+        }
+        if (options.has(Fault.BAD_ARGS)) {
+            die(
+                    2,
+                    "usage: api_server.py [-h] [--host HOST] [--port PORT] [--max-model-len MAX_MODEL_LEN]",
+                    "api_server.py: error: argument --max-model-len: invalid int value: '" + options.maxModelLen()
+                            + "k'");
+        }
+        if (options.has(Fault.LEAVE_CHILD)) {
+            leaveChild();
+        }
+        boolean bindEarly = options.mode().bindsWhileLoading() || options.has(Fault.NEVER_READY);
+        if (bindEarly) {
+            bind();
+        }
+        logLoading();
+        Thread.sleep(options.startupMs());
+        if (options.has(Fault.OOM_STARTUP)) {
+            die(
+                    1,
+                    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity"
+                            + " of 139.72 GiB of which 1.12 GiB is free.");
+        }
+        refuseIfItDoesNotFit();
+        if (!bindEarly) {
+            bind();
+        }
+        if (options.has(Fault.NEVER_READY)) {
+            info("Waiting for the scheduler to become ready");
+            return;
+        }
+        ready = true;
+        logReady();
+    }
+
+    /** SIGTERM ends the engine with exit code 0, as the real servers do, unless the fault says to ignore it. */
+    private void installTermHandler() {
+        boolean ignore = options.has(Fault.IGNORE_SIGTERM);
+        Signal.handle(new Signal("TERM"), signal -> {
+            if (ignore) {
+                info("Received SIGTERM, ignoring it");
+            } else {
+                info("Received SIGTERM, shutting down");
+                System.exit(0);
+            }
+        });
+    }
+
+    /** A grandchild in the engine's process group that outlives the engine, like vLLM's EngineCore. */
+    private static void leaveChild() throws IOException {
+        Process child = new ProcessBuilder("sleep", "3600")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        info("child pid " + child.pid());
+    }
+
+    private void bind() throws IOException {
+        HttpServer server;
+        try {
+            server = HttpServer.create(new InetSocketAddress(options.host(), options.port()), 128);
+        } catch (BindException e) {
+            die(
+                    1,
+                    "ERROR: [Errno 98] error while attempting to bind on address ('" + options.host() + "', "
+                            + options.port() + "): address already in use");
+            return;
+        }
+        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        server.createContext("/", this::handle);
+        server.start();
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> server.stop(0)));
+    }
+
+    private void logLoading() {
+        long mml = options.maxModelLen();
+        switch (options.mode()) {
+            case VLLM -> info("Initializing a V1 LLM engine with config: model='" + MODEL + "', max_seq_len=" + mml);
+            case SGLANG -> info("server_args=ServerArgs(model_path='" + MODEL + "', context_length=" + mml + ")");
+            case LLAMACPP -> info("llama_context: n_ctx = " + mml);
+            case LMDEPLOY -> info("TurbomindEngineConfig(session_len=" + mml + ")");
+            case TGI -> info("Args { model_id: \"" + MODEL + "\", max_total_tokens: Some(" + mml + ") }");
+        }
+    }
+
+    /** The startup refusals: each engine's own words for "this context does not fit in KV memory". */
+    private void refuseIfItDoesNotFit() {
+        long mml = options.maxModelLen();
+        long limit = options.refusalLimit();
+        boolean refused = options.refuseAt().contains(mml);
+        boolean tooLong = mml > options.capacity();
+        switch (options.mode()) {
+            case VLLM -> {
+                if (refused || tooLong) {
+                    die(
+                            1,
+                            "ERROR [core.py:708] EngineCore failed to start.",
+                            "Traceback (most recent call last):",
+                            "ValueError: To serve at least one request with the models's max seq len (" + mml + "), ("
+                                    + gib(mml) + " GiB KV cache is needed, which is larger than the available KV cache"
+                                    + " memory (" + gib(limit) + " GiB). Based on the available memory, the estimated"
+                                    + " maximum model length is " + limit + ". Try increasing `gpu_memory_utilization`"
+                                    + " or decreasing `max_model_len` when initializing the engine.");
+                }
+            }
+            case LLAMACPP -> {
+                if (refused || tooLong) {
+                    die(
+                            1,
+                            "llama_kv_cache: failed to allocate buffer for kv cache",
+                            "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv"
+                                    + " cache",
+                            "common_init_from_params: failed to create context with model '" + MODEL + ".gguf'",
+                            "srv    load_model: failed to load model, '" + MODEL + ".gguf'");
+                }
+            }
+            case TGI -> {
+                if (refused || tooLong) {
+                    die(
+                            1,
+                            "Error: ArgumentValidation(\"`max_total_tokens` must be <= `max_batch_total_tokens`. Given: "
+                                    + mml + " and " + limit + "\")");
+                }
+            }
+            case SGLANG -> {
+                if (refused) {
+                    die(1, "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.");
+                }
+            }
+            case LMDEPLOY -> {
+                if (refused) {
+                    die(
+                            1,
+                            "RuntimeError: not enough KV cache blocks for session_len " + mml + " (the cache holds "
+                                    + limit + " tokens)");
+                }
+            }
+        }
+    }
+
+    private void logReady() {
+        long mml = options.maxModelLen();
+        long cap = options.capacity();
+        String url = "http://" + options.host() + ":" + options.port();
+        switch (options.mode()) {
+            case VLLM -> {
+                info("GPU KV cache size: " + String.format(Locale.ROOT, "%,d", cap) + " tokens");
+                info(String.format(
+                        Locale.ROOT, "Maximum concurrency for %,d tokens per request: %.2fx", mml, (double) cap / mml));
+                info("Starting vLLM API server 0 on " + url);
+                info("Application startup complete.");
+            }
+            case SGLANG -> {
+                info("KV Cache is allocated. #tokens: " + cap);
+                info("max_total_num_tokens=" + cap + ", chunked_prefill_size=8192, max_prefill_tokens=16384,"
+                        + " max_running_requests=1, context_len=" + mml);
+                info("The server is fired up and ready to roll!");
+            }
+            case LLAMACPP -> {
+                info("llama_kv_cache: KV self size = " + Math.round(mml * KV_BYTES_PER_TOKEN / (1 << 20)) + " MiB");
+                info("slot   load_model: id  0 | task -1 | new slot, n_ctx_slot = " + mml);
+                info("main: server is listening on " + url + " - starting the main loop");
+            }
+            case LMDEPLOY -> info("Uvicorn running on " + url + " (Press CTRL+C to quit)");
+            case TGI -> {
+                info("Setting max batch total tokens to " + cap);
+                info("Connected");
+            }
+        }
+    }
+
+    /** Not closed on an exception: the JDK server then drops the connection without ending the body cleanly. */
+    private void handle(HttpExchange exchange) throws IOException {
+        String route =
+                exchange.getRequestMethod() + " " + exchange.getRequestURI().getPath();
+        switch (route) {
+            case "GET /health" -> health(exchange);
+            case "GET /v1/models" -> models(exchange);
+            case "GET /get_server_info" -> serverInfo(exchange);
+            case "POST /v1/completions" -> completions(exchange);
+            default -> send(exchange, 404, "{\"detail\":\"Not Found\"}");
+        }
+        exchange.close();
+    }
+
+    private void health(HttpExchange exchange) throws IOException {
+        if (!ready) {
+            unavailable(exchange);
+        } else if (options.mode() == Mode.LLAMACPP) {
+            send(exchange, 200, "{\"status\":\"ok\"}");
+        } else {
+            exchange.sendResponseHeaders(200, -1);
+        }
+    }
+
+    private void unavailable(HttpExchange exchange) throws IOException {
+        if (options.mode() == Mode.LLAMACPP) {
+            send(
+                    exchange,
+                    503,
+                    "{\"error\":{\"code\":503,\"message\":\"Loading model\",\"type\":\"unavailable_error\"}}");
+        } else {
+            exchange.sendResponseHeaders(503, -1);
+        }
+    }
+
+    private void models(HttpExchange exchange) throws IOException {
+        if (!ready) {
+            unavailable(exchange);
+            return;
+        }
+        send(
+                exchange,
+                200,
+                json(object(
+                        "object",
+                        "list",
+                        "data",
+                        List.of(object(
+                                "id",
+                                MODEL,
+                                "object",
+                                "model",
+                                "owned_by",
+                                "ctxprobe",
+                                "max_model_len",
+                                options.maxModelLen())))));
+    }
+
+    private void serverInfo(HttpExchange exchange) throws IOException {
+        if (options.mode() != Mode.SGLANG) {
+            send(exchange, 404, "{\"detail\":\"Not Found\"}");
+            return;
+        }
+        long mml = options.maxModelLen();
+        send(
+                exchange,
+                200,
+                json(object(
+                        "model_path",
+                        MODEL,
+                        "context_length",
+                        mml,
+                        "max_total_num_tokens",
+                        options.capacity(),
+                        "max_req_input_len",
+                        sglangMaxReqInputLen(),
+                        "chunked_prefill_size",
+                        8192)));
+    }
+
+    /** SGLang's limit: a prompt must be shorter than this, so the longest allowed is min(len, capacity) - 2. */
+    private long sglangMaxReqInputLen() {
+        return Math.min(options.maxModelLen(), options.capacity()) - 1;
+    }
+
+    private void completions(HttpExchange exchange) throws IOException {
+        if (!ready) {
+            unavailable(exchange);
+            return;
+        }
+        JsonNode body;
+        try {
+            body = Json.MAPPER.readTree(exchange.getRequestBody().readAllBytes());
+        } catch (tools.jackson.core.JacksonException e) {
+            send(exchange, 400, badRequest("Invalid JSON body: " + e.getOriginalMessage()));
+            return;
+        }
+        JsonNode prompt = body.path("prompt");
+        long promptLen;
+        if (prompt.isArray()) {
+            promptLen = prompt.size();
+        } else if (prompt.isString()) {
+            promptLen = prompt.asString().getBytes(StandardCharsets.UTF_8).length;
+        } else {
+            send(exchange, 400, badRequest("prompt must be a list of token ids or a string"));
+            return;
+        }
+        var request = new Request(
+                promptLen,
+                body.path("max_tokens").asLong(16),
+                body.path("stream").asBoolean(false),
+                body.path("stream_options").path("include_usage").asBoolean(false));
+        boolean truncating = options.has(Fault.TRUNCATE);
+        if (!truncating && rejected(exchange, request)) {
+            return;
+        }
+        long completionTokens = request.maxTokens();
+        if (options.mode() == Mode.LLAMACPP && !truncating) {
+            completionTokens = Math.min(completionTokens, options.maxModelLen() - promptLen);
+        } else if (options.mode() == Mode.LMDEPLOY
+                && !truncating
+                && promptLen + request.maxTokens() > options.maxModelLen()) {
+            completionTokens = 0;
+        }
+        answer(exchange, request, completionTokens);
+    }
+
+    /** A completion request as the engine understood it. */
+    private record Request(long promptLen, long maxTokens, boolean stream, boolean includeUsage) {}
+
+    /** Answers an over-long request the way the imitated engine does; false when the request fits. */
+    private boolean rejected(HttpExchange exchange, Request request) throws IOException {
+        long p = request.promptLen();
+        long m = request.maxTokens();
+        long mml = options.maxModelLen();
+        switch (options.mode()) {
+            case VLLM -> {
+                if (p + m > mml) {
+                    send(
+                            exchange,
+                            400,
+                            badRequest(
+                                    "This model's maximum context length is " + mml + " tokens. However, you requested "
+                                            + (p + m) + " tokens (" + p + " in the messages, " + m + " in the"
+                                            + " completion). Please reduce the length of the messages or completion."));
+                    return true;
+                }
+            }
+            case SGLANG -> {
+                String message = null;
+                long maxReqInputLen = sglangMaxReqInputLen();
+                if (p >= maxReqInputLen) {
+                    message = "Input length (" + p + " tokens) exceeds the maximum allowed length (" + maxReqInputLen
+                            + " tokens). Use a shorter input or enable --allow-auto-truncate.";
+                } else if (p + m >= mml) {
+                    message = "Requested token count exceeds the model's maximum context length of " + mml
+                            + " tokens. You requested a total of " + (p + m) + " tokens: " + p + " tokens from the"
+                            + " input messages and " + m + " tokens for the completion. Please reduce the number of"
+                            + " tokens in the input messages or the completion to fit within the limit.";
+                }
+                if (message != null) {
+                    if (request.stream()) {
+                        // SGLang has already answered 200 when its scheduler aborts a streamed request.
+                        startStream(exchange);
+                        OutputStream out = exchange.getResponseBody();
+                        event(
+                                out,
+                                "{\"error\": {\"message\": " + Json.MAPPER.writeValueAsString(message)
+                                        + ", \"type\": \"BadRequestError\", \"code\": 400}}");
+                        event(out, "[DONE]");
+                    } else {
+                        send(exchange, 400, badRequest(message));
+                    }
+                    return true;
+                }
+            }
+            case LLAMACPP -> {
+                if (p >= mml) {
+                    send(
+                            exchange,
+                            400,
+                            json(object(
+                                    "error",
+                                    object(
+                                            "code",
+                                            400,
+                                            "message",
+                                            "the request exceeds the available context size, try increasing it",
+                                            "type",
+                                            "exceed_context_size_error",
+                                            "n_prompt_tokens",
+                                            p,
+                                            "n_ctx",
+                                            mml))));
+                    return true;
+                }
+            }
+            case TGI -> {
+                if (p + m > mml) {
+                    send(
+                            exchange,
+                            422,
+                            json(object(
+                                    "error",
+                                    "Input validation error: inputs tokens + max_new_tokens must be <= " + mml
+                                            + ". Given: " + p + " inputs tokens and " + m + " max_new_tokens",
+                                    "error_type",
+                                    "validation")));
+                    return true;
+                }
+            }
+            case LMDEPLOY -> {
+                // LMDeploy answers an over-long prompt with an empty 200; see completions().
+            }
+        }
+        return false;
+    }
+
+    private void answer(HttpExchange exchange, Request request, long completionTokens) throws IOException {
+        long p = request.promptLen();
+        double prefillMs = p * options.prefillUsPerToken() / 1e3 + options.prefillQuadraticNs() * p * p / 1e6;
+        exchange.getResponseHeaders().set("X-Engine-Prefill-Ms", String.format(Locale.ROOT, "%.3f", prefillMs));
+        if (options.has(Fault.CRASH_MID_REQUEST)) {
+            System.err.println(
+                    "RuntimeError: CUDA error: an illegal memory access was encountered (prefill of " + p + " tokens)");
+            Runtime.getRuntime().halt(137);
+        }
+        if (streamFault(exchange)) {
+            return;
+        }
+        long reportedPrompt = p;
+        if (options.has(Fault.TRUNCATE)) {
+            reportedPrompt = Math.min(p, options.capacity());
+        } else if (options.has(Fault.BOS)) {
+            reportedPrompt = p + 1;
+        }
+        String id = "cmpl-" + requestIds.incrementAndGet();
+        long created = System.currentTimeMillis() / 1000;
+        Map<String, Object> usage = object(
+                "prompt_tokens",
+                reportedPrompt,
+                "completion_tokens",
+                completionTokens,
+                "total_tokens",
+                reportedPrompt + completionTokens);
+        if (!request.stream()) {
+            pause(prefillMs + Math.max(0, completionTokens - 1) * options.itlMs());
+            send(
+                    exchange,
+                    200,
+                    json(chunk(id, created, List.of(choice("a".repeat((int) completionTokens), "length")), usage)));
+            return;
+        }
+        startStream(exchange);
+        OutputStream out = exchange.getResponseBody();
+        pause(prefillMs);
+        if (completionTokens == 0) {
+            event(out, json(chunk(id, created, List.of(choice("", "length")), null)));
+        }
+        for (long i = 0; i < completionTokens; i++) {
+            if (i > 0) {
+                pause(options.itlMs());
+            }
+            String finish = i == completionTokens - 1 ? "length" : null;
+            event(out, json(chunk(id, created, List.of(choice("a", finish)), null)));
+        }
+        if (request.includeUsage()) {
+            event(out, json(chunk(id, created, List.of(), usage)));
+        }
+        event(out, "[DONE]");
+    }
+
+    /** Applies a stream-breaking fault; true when it has taken over the response. */
+    private boolean streamFault(HttpExchange exchange) throws IOException {
+        if (options.has(Fault.HANG_AFTER_HEADERS)) {
+            startStream(exchange);
+            pause(Double.MAX_VALUE);
+            return true;
+        }
+        if (options.has(Fault.GARBAGE_STREAM)) {
+            startStream(exchange);
+            OutputStream out = exchange.getResponseBody();
+            out.write("<html><body>502 Bad Gateway</body></html>\n\u0000\u0001garbage"
+                    .getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
+            return true;
+        }
+        if (options.has(Fault.ERROR_EVENT)) {
+            startStream(exchange);
+            OutputStream out = exchange.getResponseBody();
+            event(
+                    out,
+                    "{\"error\": {\"message\": \"Internal server error: the scheduler failed\", \"type\":"
+                            + " \"InternalServerError\", \"code\": 500}}");
+            event(out, "[DONE]");
+            return true;
+        }
+        if (options.has(Fault.CLOSE_MID_STREAM)) {
+            startStream(exchange);
+            OutputStream out = exchange.getResponseBody();
+            out.write("data: {\"id\":\"cmpl-".getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            throw new IOException("close-mid-stream fault: dropping the connection after a partial event");
+        }
+        return false;
+    }
+
+    /** Sends the SSE headers now, so the client sees them before prefill, as from uvicorn. */
+    private static void startStream(HttpExchange exchange) throws IOException {
+        exchange.getResponseHeaders().set("Content-Type", "text/event-stream; charset=utf-8");
+        exchange.getResponseHeaders().set("Cache-Control", "no-cache");
+        exchange.sendResponseHeaders(200, 0);
+        // The JDK server buffers the headers until the body is flushed.
+        exchange.getResponseBody().flush();
+    }
+
+    private static void event(OutputStream out, String data) throws IOException {
+        out.write(("data: " + data + "\n\n").getBytes(StandardCharsets.UTF_8));
+        out.flush();
+    }
+
+    private static Map<String, Object> chunk(
+            String id, long created, List<Map<String, Object>> choices, Map<String, Object> usage) {
+        Map<String, Object> chunk =
+                object("id", id, "object", "text_completion", "created", created, "model", MODEL, "choices", choices);
+        if (usage != null) {
+            chunk.put("usage", usage);
+        }
+        return chunk;
+    }
+
+    private static Map<String, Object> choice(String text, String finishReason) {
+        return object("index", 0, "text", text, "logprobs", null, "finish_reason", finishReason);
+    }
+
+    /** The OpenAI-style error body that vLLM and SGLang send with HTTP 400. */
+    private static String badRequest(String message) {
+        return json(
+                object("object", "error", "message", message, "type", "BadRequestError", "param", null, "code", 400));
+    }
+
+    private static void send(HttpExchange exchange, int status, String body) throws IOException {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().set("Content-Type", "application/json");
+        exchange.sendResponseHeaders(status, bytes.length);
+        exchange.getResponseBody().write(bytes);
+    }
+
+    /** Keys in insertion order, null values kept: the JSON shape the engines write. */
+    private static Map<String, Object> object(Object... keysAndValues) {
+        Map<String, Object> map = new LinkedHashMap<>();
+        for (int i = 0; i < keysAndValues.length; i += 2) {
+            map.put((String) keysAndValues[i], keysAndValues[i + 1]);
+        }
+        return map;
+    }
+
+    private static String json(Object value) {
+        return Json.MAPPER.writeValueAsString(value);
+    }
+
+    private static void pause(double ms) {
+        if (ms <= 0) {
+            return;
+        }
+        try {
+            Thread.sleep(ms >= Long.MAX_VALUE / 1e6 ? Duration.ofDays(365) : Duration.ofNanos((long) (ms * 1e6)));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while simulating work", e);
+        }
+    }
+
+    private static String gib(long tokens) {
+        return String.format(Locale.ROOT, "%.2f", tokens * KV_BYTES_PER_TOKEN / (1L << 30));
+    }
+
+    private static void info(String line) {
+        System.out.println("INFO " + line);
+    }
+
+    /** Prints the lines to stderr, as the engines print their fatal errors, and exits with the code. */
+    private static void die(int code, String... lines) {
+        for (String line : lines) {
+            System.err.println(line);
+        }
+        System.exit(code);
+    }
+
+    /** Loaded on the first request, not at startup: the engine is launched hundreds of times by the tests. */
+    private static final class Json {
+        static final JsonMapper MAPPER = JsonMapper.builder().build();
+    }
+}
