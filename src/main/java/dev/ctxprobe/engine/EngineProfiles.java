@@ -113,14 +113,14 @@ public final class EngineProfiles {
                     .reject(VLLM_CONTEXT, VLLM_PROMPT),
             sglang("sglang"),
             sglang("sglang-kunlun"),
+            // n_ctx is the context llama.cpp was asked for, not what memory holds: it is no capacity hint,
+            // only a 400 from the running server names a limit worth steering by.
             server("llamacpp", HintKind.PROMPT_LEN, ROUNDED_32_MINUS_ONE)
-                    .capacity(CapacityField.KV_CAPACITY, "\\bn_ctx\\s*=\\s*" + NUM)
-                    .capacity(CapacityField.MAX_CONTEXT, "\\bn_ctx_slot\\s*=\\s*" + NUM)
                     .startup(rule(
                             FailureClass.KV_INSUFFICIENT,
                             "failed to allocate (buffer for )?kv cache",
-                            List.of(read(Role.HINT, "\\bn_ctx\\s*=\\s*" + NUM)),
-                            f -> "llama.cpp could not allocate the KV cache for n_ctx " + fmt(f.hint())
+                            List.of(read(Role.NEED, "\\bn_ctx\\s*=\\s*" + NUM)),
+                            f -> "llama.cpp could not allocate the KV cache for n_ctx " + fmt(f.need())
                                     + "; lower -c or free accelerator memory"))
                     .reject(LLAMACPP_CONTEXT),
             server("trtllm", HintKind.MAX_MODEL_LEN, MINUS_ONE)

@@ -89,11 +89,11 @@ final class StepRunner {
                             + " is already taken by another process; stop it (a stale server?) or choose another port",
                     List.of("connect to " + Ports.connectHost(backend.host()) + ":" + port
                             + " succeeded before launch"));
-            return new Launch(null, failed(backend, cmd, null, null, f, null));
+            return new Launch(null, failed(backend, cmd, cmd.targetLen(), null, null, f, null));
         }
         StepFailure busy = gpu.preflight();
         if (busy != null) {
-            return new Launch(null, failed(backend, cmd, null, null, busy, null));
+            return new Launch(null, failed(backend, cmd, cmd.targetLen(), null, null, busy, null));
         }
         List<Long> memoryBefore = gpu.usedMiB();
         LaunchSpec spec = new LaunchSpec(
@@ -115,7 +115,7 @@ final class StepRunner {
                     "the command could not be started (" + e.getMessage() + "); check that '"
                             + cmd.argv().getFirst() + "' is installed and on PATH",
                     List.of(String.valueOf(e)));
-            return new Launch(null, failed(backend, cmd, null, null, f, null));
+            return new Launch(null, failed(backend, cmd, cmd.targetLen(), null, null, f, null));
         }
         Readiness ready;
         try {
@@ -143,7 +143,7 @@ final class StepRunner {
                 .withExitCode(exit);
         Scenario.Server server =
                 facts(handle, ready, capacity.merge(d.kvCapacityTokens(), d.maxContextHint()), memoryBefore);
-        return new Launch(null, stop(failed(backend, cmd, logRelative, server, f, null), handle));
+        return new Launch(null, stop(failed(backend, cmd, cmd.targetLen(), logRelative, server, f, null), handle));
     }
 
     private Diagnosis fallbackStartup(Integer exit, Readiness ready, List<String> lines) {
@@ -196,7 +196,7 @@ final class StepRunner {
                     Phase.MEASURE,
                     "ctxprobe's client failed (" + e + "); this is a bug in ctxprobe, please report it with the log",
                     stackHead(e));
-            return failed(backend, cmd, live.logRelative(), live.facts(), f, null);
+            return failed(backend, cmd, target, live.logRelative(), live.facts(), f, null);
         }
         List<Scenario.Request> requests = new ArrayList<>();
         result.warmup().forEach(r -> requests.add(request(r)));
@@ -231,7 +231,7 @@ final class StepRunner {
                     live.logRelative(),
                     requests);
         }
-        Scenario s = failed(backend, cmd, live.logRelative(), server, f, requests);
+        Scenario s = failed(backend, cmd, target, live.logRelative(), server, f, requests);
         return new Scenario(
                 s.backend(),
                 s.targetLen(),
@@ -415,13 +415,14 @@ final class StepRunner {
                 Phase.MEASURE,
                 "the run was interrupted; --resume runs this step again",
                 List.of());
-        Scenario s = failed(backend, live.command(), live.logRelative(), live.facts(), f, null);
+        Scenario s = failed(backend, live.command(), target, live.logRelative(), live.facts(), f, null);
         return stop(s, live.handle());
     }
 
     Scenario failed(
             Backend backend,
             ServerCommand cmd,
+            long target,
             String logRelative,
             Scenario.Server server,
             StepFailure f,
@@ -434,7 +435,7 @@ final class StepRunner {
         }
         return new Scenario(
                 backend.name(),
-                cmd.targetLen(),
+                target,
                 cmd.maxModelLen(),
                 false,
                 cmd.serverArgs(),
