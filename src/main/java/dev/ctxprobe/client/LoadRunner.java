@@ -27,7 +27,7 @@ public final class LoadRunner {
 
     public LoadRunner(LoadPlan plan) {
         this.plan = plan;
-        this.client = new CompletionClient(plan.baseUrl(), plan.requestTimeout(), plan.maxConcurrency());
+        this.client = new CompletionClient(plan.baseUrl(), plan.requestTimeout(), plan.maxConcurrency(), plan.apiKey());
     }
 
     /**

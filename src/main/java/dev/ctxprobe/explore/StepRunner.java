@@ -176,7 +176,7 @@ final class StepRunner {
                 : new TokenRange(profile.tokenRange().lo(), profile.tokenRange().hiExclusive());
         LoadPlan plan = new LoadPlan(
                 baseUrl,
-                servedModel(baseUrl),
+                servedModel(baseUrl, apiKey(backend)),
                 target,
                 load.outputLen(),
                 load.numPrompts(),
@@ -184,7 +184,8 @@ final class StepRunner {
                 load.requestRate(),
                 load.warmup(),
                 ids,
-                experiment.timeouts().request());
+                experiment.timeouts().request(),
+                apiKey(backend));
         LoadResult result;
         try {
             result = new LoadRunner(plan).run();
@@ -343,12 +344,17 @@ final class StepRunner {
     }
 
     // vLLM answers only to the name it serves; the experiment's model is the fallback when /v1/models is silent.
-    private String servedModel(String baseUrl) {
+    private String servedModel(String baseUrl, String apiKey) {
         try {
-            return ModelDiscovery.firstModelId(baseUrl, Duration.ofSeconds(10));
+            return ModelDiscovery.firstModelId(baseUrl, Duration.ofSeconds(10), apiKey);
         } catch (IOException | RuntimeException e) {
             return experiment.model();
         }
+    }
+
+    // The file names the variable, never the key (spec 02); the value is read only here, when it is sent.
+    private static String apiKey(Backend backend) {
+        return backend.apiKeyEnv() == null ? null : System.getenv(backend.apiKeyEnv());
     }
 
     private static Scenario.Verification verification(List<RequestRecord> measured, long target) {
