@@ -131,7 +131,7 @@ final class EconomyBench {
                         "economy",
                         "launches",
                         params,
-                        Figure.single(frontier.get("launches").asInt()),
+                        Figure.count(frontier.get("launches").asInt()),
                         "",
                         "",
                         null)),

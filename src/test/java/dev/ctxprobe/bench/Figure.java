@@ -45,6 +45,12 @@ record Figure(
         return v;
     }
 
+    static Map<String, Number> count(long value) {
+        Map<String, Number> v = new LinkedHashMap<>();
+        v.put("value", value);
+        return v;
+    }
+
     static double round(double v) {
         return Math.round(v * 1000) / 1000.0;
     }

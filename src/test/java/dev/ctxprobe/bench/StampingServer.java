@@ -28,6 +28,9 @@ final class StampingServer implements AutoCloseable {
         // event back until the previous one is acknowledged (up to the peer's 40 ms delayed ACK), which is the
         // server's delay, not the client's. Read once, when the JDK server's configuration is first loaded.
         System.setProperty("sun.net.httpserver.nodelay", "true");
+        // 1000 streams: keep every connection, where the JDK server's defaults close idle ones above 200.
+        System.setProperty("sun.net.httpserver.maxIdleConnections", "4096");
+        System.setProperty("sun.net.httpserver.idleInterval", "600");
     }
 
     private static final byte[] PROMPT_KEY = "\"prompt\":[".getBytes(StandardCharsets.US_ASCII);

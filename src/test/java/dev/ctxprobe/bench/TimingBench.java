@@ -55,7 +55,10 @@ final class TimingBench {
                 1,
                 TokenRange.DEFAULT,
                 Duration.ofMinutes(5));
+        CpuMeter clientCost = new CpuMeter();
         LoadResult result = new LoadRunner(plan).run();
+        double clientCpuMs = clientCost.cpuMs();
+        long clientGcMs = clientCost.gcMs();
         List<Double> ttft = new ArrayList<>();
         List<Double> itl = new ArrayList<>();
         List<Double> send = new ArrayList<>();
@@ -74,12 +77,42 @@ final class TimingBench {
         Map<String, Object> params = new LinkedHashMap<>();
         params.put("streams", streams);
         params.put("prompt_tokens", Bench.tokenLabel(tokens));
+        params.put("load1", clientCost.load1);
         List<Figure> figures = new ArrayList<>();
         Map<String, Number> ttftSpread = Figure.spread(array(ttft));
         boolean meets = ttftSpread.get("p99").doubleValue() <= BAR_MS;
         figures.add(Bench.emit(new Figure("timing", "ttft_error_ms", params, ttftSpread, "ms", "p99 <= 1 ms", meets)));
         figures.add(
                 Bench.emit(new Figure("timing", "itl_error_ms", params, Figure.spread(array(itl)), "ms", "", null)));
+        double events = (double) requests * options.events();
+        Map<String, Object> clientParams = new LinkedHashMap<>(params);
+        clientParams.put("gc_ms", clientGcMs);
+        figures.add(Bench.emit(new Figure(
+                "timing",
+                "cpu_us_per_event",
+                clientParams,
+                Figure.single(clientCpuMs * 1000 / events),
+                "us",
+                "",
+                null)));
+        if (tokens == STREAM_PROMPT) {
+            CpuMeter floorCost = new CpuMeter();
+            double[] floor = array(RawStreams.firstEventErrors(server, streams, requests, tokens, options.events()));
+            double floorCpuMs = floorCost.cpuMs();
+            Map<String, Object> floorParams = new LinkedHashMap<>(params);
+            floorParams.put("load1", floorCost.load1);
+            figures.add(Bench.emit(new Figure(
+                    "timing", "floor_first_event_error_ms", floorParams, Figure.spread(floor), "ms", "", null)));
+            floorParams.put("gc_ms", floorCost.gcMs());
+            figures.add(Bench.emit(new Figure(
+                    "timing",
+                    "floor_cpu_us_per_event",
+                    floorParams,
+                    Figure.single(floorCpuMs * 1000 / events),
+                    "us",
+                    "",
+                    null)));
+        }
         figures.add(Bench.emit(new Figure("timing", "send_ms", params, Figure.spread(array(send)), "ms", "", null)));
         return figures;
     }
