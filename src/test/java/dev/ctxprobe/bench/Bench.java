@@ -1,10 +1,15 @@
 package dev.ctxprobe.bench;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * The benchmarks of spec 07, run on demand ({@code bench/run NAME... [options]}): each prints one JSON line per
@@ -122,6 +127,15 @@ public final class Bench {
             return tokens / 1_000_000 + "M";
         }
         return tokens % 1_000 == 0 ? tokens / 1_000 + "k" : Long.toString(tokens);
+    }
+
+    /** Deletes a benchmark's scratch folder (run folders, logs) and everything in it. */
+    static void deleteTree(Path dir) throws IOException {
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
     }
 
     private static void usage(String problem) {

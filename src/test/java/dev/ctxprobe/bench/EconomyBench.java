@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntSupplier;
 import java.util.stream.Stream;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -35,6 +36,14 @@ final class EconomyBench {
 
     static List<Figure> run(Bench.Options options) throws Exception {
         Path dir = Files.createTempDirectory("ctxprobe-bench-economy");
+        try {
+            return runIn(dir, options);
+        } finally {
+            Bench.deleteTree(dir);
+        }
+    }
+
+    private static List<Figure> runIn(Path dir, Bench.Options options) throws IOException {
         List<Figure> figures = new ArrayList<>();
         String list = "  strategy: list\n  targets: " + SEED_TARGETS + "\n";
         String frontier = "  strategy: frontier\n" + SEED_FRONTIER;
@@ -139,7 +148,7 @@ final class EconomyBench {
     }
 
     /** Runs ctxprobe with its console output discarded, so only the figures are printed. */
-    private static int quietly(java.util.function.IntSupplier run) {
+    private static int quietly(IntSupplier run) {
         PrintStream out = System.out;
         PrintStream err = System.err;
         try (PrintStream sink = new PrintStream(OutputStream.nullOutputStream())) {

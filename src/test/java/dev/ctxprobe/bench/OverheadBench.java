@@ -36,6 +36,14 @@ final class OverheadBench {
 
     static List<Figure> run(Bench.Options options) throws IOException, InterruptedException {
         Path dir = Files.createTempDirectory("ctxprobe-bench-overhead");
+        try {
+            return runIn(dir, options);
+        } finally {
+            Bench.deleteTree(dir);
+        }
+    }
+
+    private static List<Figure> runIn(Path dir, Bench.Options options) throws IOException, InterruptedException {
         LocalLauncher launcher = new LocalLauncher(null);
         HardwareProbe hardware = HardwareProbe.system();
         List<Double> preflight = new ArrayList<>();
