@@ -1,0 +1,112 @@
+package dev.ctxprobe.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ctxprobe.launch.ProcessGroups;
+import dev.ctxprobe.testengine.TestEngines;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Experiments with the short timeouts of the fault tests, and the run folder and process-table checks they share. */
+final class FaultRuns {
+    static final JsonMapper JSON = JsonMapper.builder().build();
+
+    static final int STARTUP_S = 5;
+    static final int REQUEST_S = 3;
+    static final int SHUTDOWN_S = 2;
+
+    private FaultRuns() {}
+
+    /** One test-engine backend: its name, a fixed port or null for a free one, and the engine's arguments. */
+    record Backend(String name, Integer port, String engineArgs) {}
+
+    /** Writes a list experiment over {@code targets} with the backends in order and one request per step. */
+    static Path write(Path dir, String name, List<Long> targets, int warmup, List<Backend> backends)
+            throws IOException {
+        StringBuilder y = new StringBuilder();
+        y.append("experiment: ").append(name).append('\n');
+        y.append("model: test-model\n");
+        y.append("context_pad: 100\n");
+        y.append("vars:\n");
+        y.append("  java: '").append(TestEngines.javaBin()).append("'\n");
+        y.append("  cp: '").append(TestEngines.classpath()).append("'\n");
+        y.append("load: {output_len: 1, num_prompts: 1, max_concurrency: 1, request_rate: 10000, warmup: ")
+                .append(warmup)
+                .append("}\n");
+        y.append("sweep:\n  strategy: list\n  targets: ").append(targets).append('\n');
+        y.append("timeouts: {startup_s: ")
+                .append(STARTUP_S)
+                .append(", request_s: ")
+                .append(REQUEST_S)
+                .append(", shutdown_s: ")
+                .append(SHUTDOWN_S)
+                .append("}\n");
+        y.append("backends:\n");
+        for (Backend b : backends) {
+            y.append("  - name: ").append(b.name()).append('\n');
+            y.append("    engine: vllm\n");
+            if (b.port() != null) {
+                y.append("    port: ").append(b.port()).append('\n');
+            }
+            y.append("    command: >-\n");
+            y.append("      {java} -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp {cp}")
+                    .append(" dev.ctxprobe.testengine.TestEngine --port {port} --max-model-len {max_model_len} ")
+                    .append(b.engineArgs())
+                    .append('\n');
+        }
+        Path file = dir.resolve(name + ".yaml");
+        Files.writeString(file, y);
+        return file;
+    }
+
+    /** The single run folder under {@code out/<experiment>/}, if it exists yet. */
+    static Optional<Path> runDir(Path out, String experiment) {
+        Path experimentDir = out.resolve(experiment);
+        if (!Files.isDirectory(experimentDir)) {
+            return Optional.empty();
+        }
+        try (Stream<Path> runs = Files.list(experimentDir)) {
+            return runs.filter(Files::isDirectory).findFirst();
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+
+    static JsonNode results(Path runDir) throws IOException {
+        return JSON.readTree(runDir.resolve("results.json").toFile());
+    }
+
+    /** The process groups of every launched step of the document. */
+    static List<Long> serverGroups(JsonNode doc) {
+        List<Long> groups = new ArrayList<>();
+        for (JsonNode s : doc.get("scenarios")) {
+            JsonNode server = s.get("server");
+            if (server != null && server.hasNonNull("pid")) {
+                groups.add(server.get("pid").asLong());
+            }
+        }
+        return groups;
+    }
+
+    /** No process of any of the groups is in the process table. */
+    static void assertGroupsGone(List<Long> groups) {
+        for (long pgid : groups) {
+            assertThat(ProcessGroups.members(pgid))
+                    .as("processes of server group %d", pgid)
+                    .isEmpty();
+        }
+    }
+
+    static void assertProcessGone(long pid) {
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive))
+                .as("process %d", pid)
+                .isNotEqualTo(Optional.of(true));
+    }
+}
