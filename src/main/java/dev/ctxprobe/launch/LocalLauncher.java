@@ -163,14 +163,21 @@ public final class LocalLauncher implements Launcher {
             if (!ProcessGroups.members(pgid).isEmpty()) {
                 ProcessGroups.signal(pgid, "TERM");
                 clean = ProcessGroups.awaitGone(pgid, spec.shutdownTimeout());
-                if (!clean) {
-                    ProcessGroups.signal(pgid, "KILL");
-                    ProcessGroups.awaitGone(pgid, KILL_WAIT);
-                }
+            }
+            // A second Ctrl-C cuts the TERM wait short to KILL at once, but the KILL and the wait for the group
+            // to leave must still run in full: with the interrupt pending they returned at once, so the report
+            // lost the exit code and could count dying processes as leftovers. The interrupt is kept for the run.
+            boolean interrupted = Thread.interrupted();
+            if (!clean) {
+                ProcessGroups.signal(pgid, "KILL");
+                ProcessGroups.awaitGone(pgid, KILL_WAIT);
             }
             try {
                 process.waitFor(KILL_WAIT.toMillis(), TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
+                interrupted = true;
+            }
+            if (interrupted) {
                 Thread.currentThread().interrupt();
             }
             List<Long> left = ProcessGroups.members(pgid);
