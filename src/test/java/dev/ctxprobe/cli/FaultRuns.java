@@ -79,6 +79,66 @@ final class FaultRuns {
         }
     }
 
+    /** Starts {@code ctxprobe ARGS} as a real child process, with its output in {@code log}. */
+    static Process startCtxprobe(Path log, String... args) throws IOException {
+        List<String> argv = new ArrayList<>(List.of(
+                TestEngines.javaBin(),
+                "--enable-native-access=ALL-UNNAMED",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                TestEngines.classpath(),
+                Main.class.getName()));
+        argv.addAll(List.of(args));
+        return new ProcessBuilder(argv)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+    }
+
+    /** Sends a signal (INT, TERM, KILL) to one process by its pid. */
+    static void signal(long pid, String signal) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid))
+                .inheritIO()
+                .start();
+        assertThat(kill.waitFor()).as("kill -%s %d", signal, pid).isZero();
+    }
+
+    /**
+     * Waits until a server of the run is ready (its log says so) and returns its process group from
+     * {@code servers.pid}; fails after {@code limitS} seconds.
+     */
+    static long awaitServerUp(Path out, String experiment, String readyLine, int limitS)
+            throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + limitS * 1_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            Optional<Path> runDir = runDir(out, experiment);
+            if (runDir.isPresent() && Files.exists(runDir.get().resolve("servers.pid"))) {
+                List<Long> groups =
+                        dev.ctxprobe.launch.PidFile.read(runDir.get().resolve("servers.pid"));
+                if (!groups.isEmpty() && logSays(runDir.get().resolve("logs"), readyLine)) {
+                    return groups.getLast();
+                }
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("no server of " + experiment + " became ready within " + limitS + " s");
+    }
+
+    private static boolean logSays(Path logs, String line) throws IOException {
+        if (!Files.isDirectory(logs)) {
+            return false;
+        }
+        try (Stream<Path> files = Files.list(logs)) {
+            for (Path f : files.toList()) {
+                if (Files.readString(f).contains(line)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
     static JsonNode results(Path runDir) throws IOException {
         return JSON.readTree(runDir.resolve("results.json").toFile());
     }

@@ -121,7 +121,9 @@ class FaultsIT {
                 watching.join();
             }
             double runS = (System.nanoTime() - t0) / 1e9;
-            assertThat(watcher.broken).as("results.json read while the run wrote it").isNull();
+            assertThat(watcher.broken)
+                    .as("results.json read while the run wrote it")
+                    .isNull();
             assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
             Path runDir = FaultRuns.runDir(out, "faults").orElseThrow();
             JsonNode doc = FaultRuns.results(runDir);
