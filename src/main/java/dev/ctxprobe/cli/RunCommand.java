@@ -203,6 +203,9 @@ final class RunCommand implements Callable<Integer> {
             doc = interrupted.document();
             code = Main.INTERRUPTED;
         }
+        // A Ctrl-C has done its work once the servers are stopped (or the last step was already done); left
+        // pending, it would cut the saving of the results and the report short.
+        Thread.interrupted();
         doc = doc.withMetadata(doc.metadata().finished(NewRun.timestamp(OffsetDateTime.now(ZoneOffset.UTC))));
         if (code == Main.INTERRUPTED) {
             doc = doc.withMetadata(doc.metadata().finished(null));

@@ -24,6 +24,21 @@ final class FaultRuns {
 
     private FaultRuns() {}
 
+    /**
+     * The H200 seed: {@code ../shared/seeds} from the main checkout; a worktree sits deeper, so the nearest
+     * ancestor holding {@code shared/seeds} counts.
+     */
+    static Path h200Seed() {
+        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+            Path seed = dir.resolve("shared/seeds/dsv4_h200_max_context_length.json");
+            if (Files.isRegularFile(seed)) {
+                return seed;
+            }
+        }
+        throw new AssertionError("no shared/seeds/dsv4_h200_max_context_length.json above "
+                + Path.of("").toAbsolutePath());
+    }
+
     /** One test-engine backend: its name, a fixed port or null for a free one, and the engine's arguments. */
     record Backend(String name, Integer port, String engineArgs) {}
 

@@ -49,6 +49,35 @@ class InterruptIT {
         interruptAndCheck("INT", true, "--fault ignore-sigterm");
     }
 
+    @Test
+    void aSigintWhileAFinishedStepsServerStopsLaunchesNoOtherServer() throws Exception {
+        // The server ignores SIGTERM: its stop waits shutdown_s, and the signal comes during that wait.
+        Path exp = FaultRuns.write(
+                dir,
+                "between",
+                List.of(1000L, 2000L),
+                0,
+                List.of(new Backend("engine", null, "--fault ignore-sigterm")));
+        Path out = dir.resolve("out");
+        ctxprobe = FaultRuns.startCtxprobe(dir.resolve("ctxprobe.log"), "run", exp.toString(), "--out", out.toString());
+        serverGroup = FaultRuns.awaitServerUp(out, "between", "Received SIGTERM, ignoring it", 30);
+
+        FaultRuns.signal(ctxprobe.pid(), "INT");
+
+        assertThat(ctxprobe.waitFor(30, TimeUnit.SECONDS)).as("ctxprobe exits").isTrue();
+        String output = Files.readString(dir.resolve("ctxprobe.log"));
+        assertThat(ctxprobe.exitValue()).as(output).isEqualTo(130);
+        Path runDir = FaultRuns.runDir(out, "between").orElseThrow();
+        JsonNode scenarios = FaultRuns.results(runDir).get("scenarios");
+        assertThat(scenarios).as(output).hasSize(1);
+        assertThat(scenarios.get(0).get("outcome").asString()).isEqualTo("ok");
+        assertThat(runDir.resolve("logs/engine_ctx_2000.log"))
+                .as("no server is launched after the Ctrl-C")
+                .doesNotExist();
+        FaultRuns.assertGroupsGone(List.of(serverGroup));
+        assertThat(Files.readString(runDir.resolve("servers.pid"))).isBlank();
+    }
+
     private void interruptAndCheck(String signal, boolean twice, String fault) throws Exception {
         // One request takes 2.5 s of simulated prefill, well inside request_s, so the signal lands mid-request.
         Path exp = FaultRuns.write(
@@ -86,7 +115,8 @@ class InterruptIT {
         assertThat(Files.readString(runDir.resolve("servers.pid")))
                 .as("no live group is left to name")
                 .isBlank();
-        assertThat(output).contains("--resume " + runDir);
+        assertThat(output).contains("--resume " + runDir).doesNotContain("could not be written");
+        assertThat(runDir.resolve("report.html")).exists();
         if (twice) {
             assertThat(output).contains("killing the server group now");
             assertThat(step.get("server").get("stopped_cleanly").asBoolean()).isFalse();
