@@ -3,6 +3,7 @@ package dev.ctxprobe.explore;
 import dev.ctxprobe.engine.EngineProfile;
 import dev.ctxprobe.engine.EngineProfiles;
 import dev.ctxprobe.engine.FailureClass;
+import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.Experiment.Restart;
@@ -292,7 +293,7 @@ public final class Exploration {
                 s = steps.measure(backend, profile, current, target);
             } catch (InterruptedException e) {
                 live = null;
-                throw new StepRunner.StepInterrupted(steps.interrupted(backend, current, target), e);
+                throw new StepRunner.StepInterrupted(steps.interrupted(backend, current, target, Phase.MEASURE), e);
             }
             if (!current.handle().isAlive()) {
                 s = steps.stop(s, current.handle());

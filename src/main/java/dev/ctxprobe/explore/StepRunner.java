@@ -67,7 +67,7 @@ final class StepRunner {
         try {
             measured = measure(backend, profile, live, target);
         } catch (InterruptedException e) {
-            throw new StepInterrupted(interrupted(backend, live, target), e);
+            throw new StepInterrupted(interrupted(backend, live, target, Phase.MEASURE), e);
         }
         return stop(measured, live.handle());
     }
@@ -122,7 +122,7 @@ final class StepRunner {
             ready = handle.awaitReady();
         } catch (InterruptedException e) {
             Live live = new Live(handle, cmd, logRelative, facts(handle, null, Capacity.NONE, memoryBefore));
-            throw new StepInterrupted(interrupted(backend, live, target), e);
+            throw new StepInterrupted(interrupted(backend, live, target, Phase.READINESS), e);
         }
         List<String> lines = ServerLog.lines(log);
         Capacity capacity = profile.readCapacity(lines);
@@ -408,13 +408,13 @@ final class StepRunner {
                 s.requests());
     }
 
-    /** The step that was running when the user stopped the run. */
-    Scenario interrupted(Backend backend, Live live, long target) {
+    /**
+     * The step that was running when the user stopped the run, in the phase it was in: a Ctrl-C while a slow
+     * engine loads must not read as one during the requests.
+     */
+    Scenario interrupted(Backend backend, Live live, long target, Phase phase) {
         StepFailure f = StepFailure.of(
-                FailureClass.INTERRUPTED,
-                Phase.MEASURE,
-                "the run was interrupted; --resume runs this step again",
-                List.of());
+                FailureClass.INTERRUPTED, phase, "the run was interrupted; --resume runs this step again", List.of());
         Scenario s = failed(backend, live.command(), target, live.logRelative(), live.facts(), f, null);
         return stop(s, live.handle());
     }

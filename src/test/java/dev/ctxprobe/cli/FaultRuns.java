@@ -25,18 +25,22 @@ final class FaultRuns {
     private FaultRuns() {}
 
     /**
-     * The H200 seed: {@code ../shared/seeds} from the main checkout; a worktree sits deeper, so the nearest
+     * A seed file by name: {@code ../shared/seeds} from the main checkout; a worktree sits deeper, so the nearest
      * ancestor holding {@code shared/seeds} counts.
      */
-    static Path h200Seed() {
+    static Path seed(String name) {
         for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            Path seed = dir.resolve("shared/seeds/dsv4_h200_max_context_length.json");
+            Path seed = dir.resolve("shared/seeds").resolve(name);
             if (Files.isRegularFile(seed)) {
                 return seed;
             }
         }
-        throw new AssertionError("no shared/seeds/dsv4_h200_max_context_length.json above "
-                + Path.of("").toAbsolutePath());
+        throw new AssertionError(
+                "no shared/seeds/" + name + " above " + Path.of("").toAbsolutePath());
+    }
+
+    static Path h200Seed() {
+        return seed("dsv4_h200_max_context_length.json");
     }
 
     /** One test-engine backend: its name, a fixed port or null for a free one, and the engine's arguments. */

@@ -78,6 +78,27 @@ class InterruptIT {
         assertThat(Files.readString(runDir.resolve("servers.pid"))).isBlank();
     }
 
+    @Test
+    void aSigintWhileTheServerLoadsIsInterruptedInTheReadinessPhase() throws Exception {
+        Path exp = FaultRuns.write(
+                dir, "loading", List.of(1000L), 0, List.of(new Backend("engine", null, "--startup-ms 30000")));
+        Path out = dir.resolve("out");
+        ctxprobe = FaultRuns.startCtxprobe(dir.resolve("ctxprobe.log"), "run", exp.toString(), "--out", out.toString());
+        serverGroup = FaultRuns.awaitServerUp(out, "loading", "Initializing a V1 LLM engine", 30);
+
+        FaultRuns.signal(ctxprobe.pid(), "INT");
+
+        assertThat(ctxprobe.waitFor(30, TimeUnit.SECONDS)).as("ctxprobe exits").isTrue();
+        String output = Files.readString(dir.resolve("ctxprobe.log"));
+        assertThat(ctxprobe.exitValue()).as(output).isEqualTo(130);
+        JsonNode step = FaultRuns.results(FaultRuns.runDir(out, "loading").orElseThrow())
+                .get("scenarios")
+                .get(0);
+        assertThat(step.get("outcome").asString()).isEqualTo("interrupted");
+        assertThat(step.get("failure").get("phase").asString()).isEqualTo("readiness");
+        FaultRuns.assertGroupsGone(List.of(serverGroup));
+    }
+
     private void interruptAndCheck(String signal, boolean twice, String fault) throws Exception {
         // One request takes 2.5 s of simulated prefill, well inside request_s, so the signal lands mid-request.
         Path exp = FaultRuns.write(
