@@ -49,20 +49,27 @@ public final class LocalLauncher implements Launcher {
         return new LocalServer(spec, process, started);
     }
 
-    // Until setsid has run, the child is still in ctxprobe's group and a group signal would miss it.
+    // Until setsid has run, the child is still in ctxprobe's group and a group signal would miss it. A Ctrl-C
+    // must not cut this wait short: the stop that follows would find no group and leave the server running.
     private static void awaitOwnGroup(Process process) throws IOException {
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (process.isAlive() && ProcessGroups.groupOf(process.pid()) != process.pid()) {
-            if (System.nanoTime() > deadline) {
-                process.destroyForcibly();
-                throw new IOException(
-                        "the server did not become the leader of its own process group (is setsid installed?)");
+        boolean interrupted = Thread.interrupted();
+        try {
+            while (process.isAlive() && ProcessGroups.groupOf(process.pid()) != process.pid()) {
+                if (System.nanoTime() > deadline) {
+                    process.destroyForcibly();
+                    throw new IOException(
+                            "the server did not become the leader of its own process group (is setsid installed?)");
+                }
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
             }
-            try {
-                Thread.sleep(1);
-            } catch (InterruptedException e) {
+        } finally {
+            if (interrupted) {
                 Thread.currentThread().interrupt();
-                return;
             }
         }
     }

@@ -109,6 +109,11 @@ class ResumeIT {
                 FaultRuns.results(FaultRuns.runDir(fresh, "resume").orElseThrow());
         groups.addAll(FaultRuns.serverGroups(uninterrupted));
         assertThat(steps(after)).isEqualTo(steps(uninterrupted)).hasSize(TARGETS.size());
+        JsonNode resumedFrontier = after.get("frontier").get("engine");
+        JsonNode wholeFrontier = uninterrupted.get("frontier").get("engine");
+        for (String key : List.of("max_ok_target", "min_failed_target", "launches")) {
+            assertThat(resumedFrontier.get(key)).as(key).isEqualTo(wholeFrontier.get(key));
+        }
     }
 
     @Test

@@ -74,6 +74,26 @@ class LocalLauncherIT {
     }
 
     @Test
+    void aCtrlCAtTheMomentOfLaunchStillReturnsAServerThatLeadsItsGroup() throws Exception {
+        Thread.currentThread().interrupt();
+        ServerHandle h;
+        try {
+            h = launch("sleep 300 & wait", Duration.ofSeconds(1), Duration.ofSeconds(5));
+            // Read at once: a launch that returned before setsid ran would hand over a group that a stop misses.
+            assertThat(ProcessGroups.groupOf(h.pid())).isEqualTo(h.pid());
+        } finally {
+            assertThat(Thread.interrupted())
+                    .as("the interrupt is kept for the run to see")
+                    .isTrue();
+        }
+
+        StopReport stop = h.stop();
+
+        assertThat(stop.leftoverPids()).isEmpty();
+        assertThat(ProcessGroups.members(h.pid())).isEmpty();
+    }
+
+    @Test
     void aStopCutShortByASecondCtrlCStillWaitsUntilTheKilledGroupIsGone() throws Exception {
         // A JVM that ignores TERM, like an engine busy on its accelerator: only KILL ends it, and not instantly.
         ServerHandle h = launch(
