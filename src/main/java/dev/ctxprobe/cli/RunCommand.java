@@ -167,7 +167,6 @@ final class RunCommand implements Callable<Integer> {
                 ValidateCommand.err(err.getMessage());
                 return Main.USAGE;
             }
-            stopLeftovers(runDir.resolve(PID_FILE), stdout);
             doc = doc.withMetadata(doc.metadata().finished(null));
         } else {
             stopLeftoversOfEarlierRuns(out.resolve(e.name()), stdout);
@@ -187,6 +186,26 @@ final class RunCommand implements Callable<Integer> {
                             Provenance.pythonEnv(System.getenv()),
                             file == null ? new Provenance.Git("", "clean") : Provenance.git(file)));
         }
+        try (RunLock lock = RunLock.tryAcquire(runDir)) {
+            if (lock == null) {
+                ValidateCommand.err("another ctxprobe is running in " + runDir + "; wait for it or stop it first");
+                return Main.USAGE;
+            }
+            if (resume != null) {
+                stopLeftovers(runDir.resolve(PID_FILE), stdout);
+            }
+            return explore(e, strategy, backends, runDir, doc, stdout);
+        }
+    }
+
+    private int explore(
+            Experiment e,
+            Experiment.Strategy strategy,
+            List<Backend> backends,
+            Path runDir,
+            ResultDocument start,
+            PrintStream stdout) {
+        ResultDocument doc = start;
         Path resultsFile = runDir.resolve(ResultFiles.NAME);
         Console console = new Console(stdout, resultsFile, quiet, verbose);
         console.save(doc);
@@ -202,13 +221,20 @@ final class RunCommand implements Callable<Integer> {
         } catch (Exploration.Interrupted interrupted) {
             doc = interrupted.document();
             code = Main.INTERRUPTED;
+        } catch (IllegalStateException | IllegalArgumentException mismatch) {
+            if (resume == null) {
+                throw mismatch;
+            }
+            // The strategies check that earlier steps fit them; a hand-edited folder may not.
+            ValidateCommand.err("the steps in " + runDir + " do not fit its experiment (" + mismatch.getMessage()
+                    + "); restore the folder's experiment.yaml and results.json, or start a new run");
+            return Main.USAGE;
         }
         // A Ctrl-C has done its work once the servers are stopped (or the last step was already done); left
         // pending, it would cut the saving of the results and the report short.
         Thread.interrupted();
-        doc = doc.withMetadata(doc.metadata().finished(NewRun.timestamp(OffsetDateTime.now(ZoneOffset.UTC))));
-        if (code == Main.INTERRUPTED) {
-            doc = doc.withMetadata(doc.metadata().finished(null));
+        if (code != Main.INTERRUPTED) {
+            doc = doc.withMetadata(doc.metadata().finished(NewRun.timestamp(OffsetDateTime.now(ZoneOffset.UTC))));
         }
         console.save(doc);
         console.summary(doc, runDir);
@@ -258,17 +284,26 @@ final class RunCommand implements Callable<Integer> {
         if (!Files.isDirectory(experimentDir)) {
             return;
         }
-        try (DirectoryStream<Path> runs = Files.newDirectoryStream(experimentDir)) {
+        try (DirectoryStream<Path> runs = Files.newDirectoryStream(experimentDir, Files::isDirectory)) {
             for (Path run : runs) {
-                stopLeftovers(run.resolve(PID_FILE), stdout);
+                if (!Files.exists(run.resolve(PID_FILE))) {
+                    continue;
+                }
+                // A folder whose lock is held belongs to a run that is still going: its servers are not leftovers.
+                try (RunLock lock = RunLock.tryAcquire(run)) {
+                    if (lock != null) {
+                        stopLeftovers(run.resolve(PID_FILE), stdout);
+                    }
+                }
             }
         }
     }
 
     private static void stopLeftovers(Path pidFile, PrintStream stdout) {
         PidFile file = new PidFile(pidFile);
-        for (long pgid : PidFile.read(pidFile)) {
-            List<Long> members = ProcessGroups.members(pgid);
+        for (PidFile.Entry entry : PidFile.read(pidFile)) {
+            long pgid = entry.pgid();
+            List<Long> members = PidFile.liveMembers(entry);
             if (!members.isEmpty()) {
                 stdout.println(
                         "stopping leftover server group " + pgid + " " + members + " from " + pidFile.getParent());

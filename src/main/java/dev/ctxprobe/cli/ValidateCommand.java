@@ -6,12 +6,14 @@ import dev.ctxprobe.experiment.ExperimentError;
 import dev.ctxprobe.experiment.ServerCommand;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import tools.jackson.databind.json.JsonMapper;
 
 /** {@code ctxprobe validate}: checks an experiment file and prints every server command it would run. */
 @Command(
@@ -19,10 +21,12 @@ import picocli.CommandLine.Parameters;
         mixinStandardHelpOptions = true,
         description = "Check an experiment file and print the resolved plan: every server command per step.")
 final class ValidateCommand implements Callable<Integer> {
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
     @Parameters(index = "0", paramLabel = "EXPERIMENT.yaml", description = "The experiment file.")
     Path file;
 
-    @Option(names = "--argv", description = "Also print each step's exact argument vector, one argument a line.")
+    @Option(names = "--argv", description = "Also print each step's arguments one a line.")
     boolean argv;
 
     @Override
@@ -64,6 +68,8 @@ final class ValidateCommand implements Callable<Integer> {
                 out.printf(Locale.ROOT, "  target %d  max_model_len %d%n", target, c.maxModelLen());
                 if (b.command() != null) {
                     out.println("    server_args: " + c.serverArgs());
+                    // The exact vector, quoted: server_args cannot show where an argument with spaces begins and ends.
+                    out.println("    argv: " + JSON.writeValueAsString(c.argv()));
                 }
                 if (argv) {
                     c.argv().forEach(a -> out.println("      " + a));
@@ -84,13 +90,15 @@ final class ValidateCommand implements Callable<Integer> {
         }
     }
 
-    // The list's targets, or the frontier's first probe (max): later probes depend on results.
+    // The list's targets, or the frontier's curve and first probe (max): later probes depend on results.
     private static List<Long> targets(Experiment e, Experiment.Strategy strategy) {
         if (strategy == Experiment.Strategy.LIST) {
             return e.sweep().targets();
         }
         Experiment.Frontier f = e.sweep().frontier();
-        return List.of(f.max() / f.align() * f.align());
+        List<Long> first = new ArrayList<>(e.sweep().curve());
+        first.add(f.max() / f.align() * f.align());
+        return first;
     }
 
     /** Used by {@code run --dry-run} to explain an experiment that sets no list for a list override. */

@@ -45,6 +45,7 @@ public final class CompletionClient implements AutoCloseable {
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private final String completionsUrl;
+    private final String authorization;
     private final OkHttpClient http;
 
     /**
@@ -53,6 +54,12 @@ public final class CompletionClient implements AutoCloseable {
      * @param maxConcurrency the number of requests that may be in flight together
      */
     public CompletionClient(String baseUrl, Duration requestTimeout, int maxConcurrency) {
+        this(baseUrl, requestTimeout, maxConcurrency, null);
+    }
+
+    /** A client that authenticates with {@code apiKey} as a bearer token (null for none). */
+    public CompletionClient(String baseUrl, Duration requestTimeout, int maxConcurrency, String apiKey) {
+        this.authorization = apiKey == null ? null : "Bearer " + apiKey;
         this.completionsUrl = endpoint(baseUrl, "completions");
         this.http = new OkHttpClient.Builder()
                 .protocols(List.of(Protocol.HTTP_1_1))
@@ -81,8 +88,11 @@ public final class CompletionClient implements AutoCloseable {
     /** Sends one request and reads its stream to the end; never throws for a server's misbehaviour. */
     public RequestRecord send(CompletionRequest request) {
         SendTiming timing = new SendTiming();
-        Request httpRequest = new Request.Builder()
-                .url(completionsUrl)
+        Request.Builder builder = new Request.Builder();
+        if (authorization != null) {
+            builder.header("Authorization", authorization);
+        }
+        Request httpRequest = builder.url(completionsUrl)
                 .header("Accept", "text/event-stream")
                 .post(RequestBody.create(request.body(), JSON_TYPE, 0, request.body().length))
                 .tag(SendTiming.class, timing)

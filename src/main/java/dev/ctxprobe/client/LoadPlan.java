@@ -16,6 +16,7 @@ import java.util.Objects;
  * @param warmup unmeasured requests sent one after another before the measured ones
  * @param range where token ids come from
  * @param requestTimeout bound on each whole request
+ * @param apiKey sent as a bearer token when not null; never printed
  */
 public record LoadPlan(
         String baseUrl,
@@ -27,7 +28,43 @@ public record LoadPlan(
         double requestRate,
         int warmup,
         TokenRange range,
-        Duration requestTimeout) {
+        Duration requestTimeout,
+        String apiKey) {
+
+    /** A plan for a server that needs no API key. */
+    public LoadPlan(
+            String baseUrl,
+            String model,
+            long targetLen,
+            int outputLen,
+            int numPrompts,
+            int maxConcurrency,
+            double requestRate,
+            int warmup,
+            TokenRange range,
+            Duration requestTimeout) {
+        this(
+                baseUrl,
+                model,
+                targetLen,
+                outputLen,
+                numPrompts,
+                maxConcurrency,
+                requestRate,
+                warmup,
+                range,
+                requestTimeout,
+                null);
+    }
+
+    // A record prints every field; the key must never reach a log, an exception or a report.
+    @Override
+    public String toString() {
+        return "LoadPlan[baseUrl=" + baseUrl + ", model=" + model + ", targetLen=" + targetLen + ", outputLen="
+                + outputLen + ", numPrompts=" + numPrompts + ", maxConcurrency=" + maxConcurrency + ", requestRate="
+                + requestRate + ", warmup=" + warmup + ", range=" + range + ", requestTimeout=" + requestTimeout
+                + ", apiKey=" + (apiKey == null ? "none" : "***") + "]";
+    }
 
     public LoadPlan {
         Objects.requireNonNull(baseUrl, "baseUrl");

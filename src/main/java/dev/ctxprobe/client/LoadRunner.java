@@ -9,11 +9,14 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * Sends one step's requests: warm-ups one by one, then the measured ones with Poisson arrivals,
- * capped in concurrency, each on its own virtual thread. One runner runs one plan once.
+ * capped in concurrency, each on its own virtual thread. One runner runs one plan once. A failed warm-up ends
+ * the step's requests, and a measured request that times out or loses its server stops those not yet sent, so a
+ * hung server costs about two request timeouts, not one per request.
  */
 public final class LoadRunner {
 
@@ -27,7 +30,7 @@ public final class LoadRunner {
 
     public LoadRunner(LoadPlan plan) {
         this.plan = plan;
-        this.client = new CompletionClient(plan.baseUrl(), plan.requestTimeout(), plan.maxConcurrency());
+        this.client = new CompletionClient(plan.baseUrl(), plan.requestTimeout(), plan.maxConcurrency(), plan.apiKey());
     }
 
     /**
@@ -47,16 +50,19 @@ public final class LoadRunner {
                 // Keys after the measured ones, so no warm-up shares a prefix with a measured request.
                 CompletionRequest request = request(i, true, plan.numPrompts() + (long) i);
                 checkCancelled();
-                warmups.addAll(await(List.of(threads.submit(() -> client.send(request)))));
+                RequestRecord r = await(List.of(threads.submit(() -> client.send(request))))
+                        .getFirst();
+                warmups.add(r);
+                if (!r.ok()) {
+                    // The step has failed; measuring a server that cannot answer would only add timeouts.
+                    long now = System.nanoTime();
+                    return new LoadResult(warmups, List.of(), now, now);
+                }
             }
             checkCancelled();
-            List<CompletionRequest> measured = new ArrayList<>(plan.numPrompts());
-            for (int i = 0; i < plan.numPrompts(); i++) {
-                measured.add(request(i, false, i));
-            }
             double[] offsets = arrivalOffsets(plan.numPrompts(), plan.requestRate(), ARRIVAL_SEED);
             long windowStart = System.nanoTime();
-            List<RequestRecord> records = await(submitMeasured(threads, measured, offsets, windowStart));
+            List<RequestRecord> records = await(submitMeasured(threads, offsets, windowStart));
             return new LoadResult(warmups, records, windowStart, System.nanoTime());
         } catch (InterruptedException e) {
             client.cancelAll();
@@ -83,19 +89,29 @@ public final class LoadRunner {
         }
     }
 
-    private List<Future<RequestRecord>> submitMeasured(
-            ExecutorService threads, List<CompletionRequest> requests, double[] offsets, long windowStart)
+    private List<Future<RequestRecord>> submitMeasured(ExecutorService threads, double[] offsets, long windowStart)
             throws InterruptedException {
         Semaphore slots = new Semaphore(plan.maxConcurrency());
-        List<Future<RequestRecord>> futures = new ArrayList<>(requests.size());
-        for (int i = 0; i < requests.size(); i++) {
+        AtomicBoolean abandoned = new AtomicBoolean();
+        List<Future<RequestRecord>> futures = new ArrayList<>(offsets.length);
+        for (int i = 0; i < offsets.length && !abandoned.get(); i++) {
             sleepUntil(windowStart + (long) (offsets[i] * 1e9));
-            CompletionRequest request = requests.get(i);
+            int index = i;
             // Arrivals keep their schedule; a request waits for a free slot only once it has arrived.
             futures.add(threads.submit(() -> {
                 slots.acquire();
                 try {
-                    return client.send(request);
+                    if (abandoned.get()) {
+                        return null;
+                    }
+                    // Built in its slot, so at most max_concurrency bodies of a 10M-token prompt are held at once;
+                    // still before send(), where the clock starts.
+                    RequestRecord r = client.send(request(index, false, index));
+                    if (r.outcome() == RequestOutcome.TIMEOUT || r.outcome() == RequestOutcome.CONNECTION_FAILED) {
+                        // A hung or dead server: requests not yet sent would each wait out the timeout too.
+                        abandoned.set(true);
+                    }
+                    return r;
                 } finally {
                     slots.release();
                 }
@@ -108,7 +124,10 @@ public final class LoadRunner {
         List<RequestRecord> records = new ArrayList<>(futures.size());
         for (Future<RequestRecord> future : futures) {
             try {
-                records.add(future.get());
+                RequestRecord r = future.get();
+                if (r != null) {
+                    records.add(r);
+                }
             } catch (ExecutionException e) {
                 throw new IllegalStateException("a request thread failed unexpectedly", e.getCause());
             }

@@ -24,6 +24,11 @@ public final class ModelDiscovery {
      * @throws IOException when the server cannot be reached, answers other than 200, or lists no model
      */
     public static String firstModelId(String baseUrl, Duration timeout) throws IOException {
+        return firstModelId(baseUrl, timeout, null);
+    }
+
+    /** As {@link #firstModelId(String, Duration)}, authenticating with {@code apiKey} when it is not null. */
+    public static String firstModelId(String baseUrl, Duration timeout, String apiKey) throws IOException {
         OkHttpClient http = new OkHttpClient.Builder()
                 .protocols(List.of(Protocol.HTTP_1_1))
                 .callTimeout(timeout)
@@ -32,8 +37,9 @@ public final class ModelDiscovery {
                 .retryOnConnectionFailure(false)
                 .build();
         String url = CompletionClient.endpoint(baseUrl, "models");
-        try (Response response =
-                http.newCall(new Request.Builder().url(url).build()).execute()) {
+        try (Response response = http.newCall(
+                        authorized(new Request.Builder(), apiKey).url(url).build())
+                .execute()) {
             String body = response.body().string();
             if (response.code() != 200) {
                 throw new IOException("GET " + url + " answered " + response.code() + ": " + head(body));
@@ -60,5 +66,9 @@ public final class ModelDiscovery {
         return body.length() <= CompletionClient.ERROR_HEAD_BYTES
                 ? body
                 : body.substring(0, CompletionClient.ERROR_HEAD_BYTES);
+    }
+
+    private static Request.Builder authorized(Request.Builder b, String apiKey) {
+        return apiKey == null ? b : b.header("Authorization", "Bearer " + apiKey);
     }
 }

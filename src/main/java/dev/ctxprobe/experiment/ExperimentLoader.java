@@ -35,8 +35,11 @@ import tools.jackson.core.TokenStreamLocation;
 import tools.jackson.databind.DatabindException;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.PropertyNamingStrategies;
+import tools.jackson.databind.cfg.CoercionAction;
+import tools.jackson.databind.cfg.CoercionInputShape;
 import tools.jackson.databind.exc.MismatchedInputException;
 import tools.jackson.databind.exc.UnrecognizedPropertyException;
+import tools.jackson.databind.type.LogicalType;
 import tools.jackson.dataformat.yaml.YAMLMapper;
 
 /**
@@ -48,6 +51,23 @@ public final class ExperimentLoader {
     public static final Set<String> BUILT_IN_PLACEHOLDERS =
             Set.of("model", "target_len", "max_model_len", "host", "port");
 
+    /** Keys ctxprobe writes in the results' {@code config} beside the vars; a var must not overwrite them. */
+    static final Set<String> RESERVED_CONFIG_KEYS = Set.of(
+            "output_len",
+            "num_prompts",
+            "max_concurrency",
+            "request_rate",
+            "context_pad",
+            "warmup",
+            "strategy",
+            "restart",
+            "targets",
+            "curve",
+            "frontier",
+            "timeouts",
+            "verify",
+            "backend_vars");
+
     private static final Pattern SAFE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
     private static final long MAX_LENGTH = Integer.MAX_VALUE;
@@ -58,6 +78,10 @@ public final class ExperimentLoader {
             .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
             .disable(DeserializationFeature.ACCEPT_FLOAT_AS_INT)
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
+            // "8" where a number belongs is a wrong type (spec 02), not something to guess about.
+            .withCoercionConfig(LogicalType.Integer, c -> c.setCoercion(CoercionInputShape.String, CoercionAction.Fail))
+            .withCoercionConfig(LogicalType.Float, c -> c.setCoercion(CoercionInputShape.String, CoercionAction.Fail))
+            .withCoercionConfig(LogicalType.Boolean, c -> c.setCoercion(CoercionInputShape.String, CoercionAction.Fail))
             .build();
 
     private final Set<String> knownEngines;
@@ -134,8 +158,14 @@ public final class ExperimentLoader {
         }
         if (e instanceof MismatchedInputException m) {
             String want = m.getTargetType() == null ? "another type" : describe(m.getTargetType());
+            String jackson = firstLine(m.getOriginalMessage());
+            int noise = jackson.indexOf(" (but might");
             return new ExperimentError(
-                    file, line, col, "'" + path + "' must be " + want + " (" + firstLine(m.getOriginalMessage()) + ")");
+                    file,
+                    line,
+                    col,
+                    "'" + path + "' must be " + want + " (" + (noise > 0 ? jackson.substring(0, noise) : jackson)
+                            + "); write numbers and true/false without quotes");
         }
         if (e instanceof DatabindException) {
             return new ExperimentError(file, line, col, "'" + path + "': " + firstLine(e.getOriginalMessage()));
@@ -222,9 +252,11 @@ public final class ExperimentLoader {
             Map<String, String> env = checkEnv("env", raw.env());
             Map<String, Object> vars = checkVars("vars", raw.vars());
             long pad = raw.contextPad() == null ? 1024 : raw.contextPad();
-            if (pad < 0) {
+            if (pad < 0 || pad >= MAX_LENGTH) {
                 throw error(
-                        "context_pad", "context_pad must be 0 or more (tokens added to the target for max_model_len)");
+                        "context_pad",
+                        "context_pad must be 0 or more and below " + MAX_LENGTH
+                                + " (tokens added to the target for max_model_len; 1024 covers every engine)");
             }
             Load load = checkLoad(raw.load());
             Sweep sweep = checkSweep(raw.sweep(), pad);
@@ -286,10 +318,11 @@ public final class ExperimentLoader {
                             path + "." + key,
                             "the variable name '" + key + "' cannot be a placeholder: use letters, digits and '_'");
                 }
-                if (BUILT_IN_PLACEHOLDERS.contains(key)) {
+                if (BUILT_IN_PLACEHOLDERS.contains(key) || RESERVED_CONFIG_KEYS.contains(key)) {
                     throw error(
                             path + "." + key,
-                            "'" + key + "' is set by ctxprobe for each step and cannot be a variable: rename it");
+                            "'" + key + "' is set by ctxprobe (a placeholder or a key of the results' config) and"
+                                    + " cannot be a variable: rename it");
                 }
                 Object v = e.getValue();
                 if (!(v instanceof String || v instanceof Number || v instanceof Boolean)) {
@@ -443,7 +476,7 @@ public final class ExperimentLoader {
             if (target == null || target <= 0) {
                 throw error(path, "a length is a number of tokens above 0, found " + target);
             }
-            if (target + pad > MAX_LENGTH) {
+            if (target > MAX_LENGTH - pad) {
                 throw error(
                         path,
                         "target " + target + " + context_pad " + pad + " exceeds " + MAX_LENGTH

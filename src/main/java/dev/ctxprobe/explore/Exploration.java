@@ -26,6 +26,10 @@ import java.util.stream.Collectors;
  * result goes back to the strategy, until the strategy is done (spec 00, the way data flows).
  */
 public final class Exploration {
+    /** Outcomes after which a kept server ({@code restart: on_failure}) is replaced before the next probe. */
+    private static final Set<String> REPLACE_AFTER =
+            Set.of(FailureClass.TIMEOUT.id(), FailureClass.HTTP_ERROR.id(), FailureClass.SERVER_CRASH.id());
+
     private final Experiment experiment;
     private final Experiment.Strategy strategy;
     private final StepRunner steps;
@@ -110,7 +114,15 @@ public final class Exploration {
                 }
                 long target = next.getAsLong();
                 listener.stepStarting(backend.name(), target, target + experiment.contextPad());
-                Scenario s = servers.step(target);
+                Scenario s;
+                try {
+                    s = servers.step(target);
+                } catch (RuntimeException e) {
+                    servers.close();
+                    ServerCommand cmd = ServerCommand.resolve(
+                            experiment, backend, target, backend.port() == null ? 0 : backend.port());
+                    s = steps.clientError(backend, cmd, target, null, null, e);
+                }
                 doc = doc.withScenario(s);
                 probes.add(probe(s, profile));
                 listener.stepFinished(s, doc);
@@ -295,7 +307,9 @@ public final class Exploration {
                 live = null;
                 throw new StepRunner.StepInterrupted(steps.interrupted(backend, current, target, Phase.MEASURE), e);
             }
-            if (!current.handle().isAlive()) {
+            if (!current.handle().isAlive() || REPLACE_AFTER.contains(s.outcome())) {
+                // A server that hung or broke a stream may still be busy with the abandoned prompt: the next
+                // probe would time out too, or measure a TTFT inflated by it.
                 s = steps.stop(s, current.handle());
                 live = null;
             }

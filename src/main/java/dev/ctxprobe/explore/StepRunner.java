@@ -4,6 +4,7 @@ import dev.ctxprobe.client.LoadPlan;
 import dev.ctxprobe.client.LoadResult;
 import dev.ctxprobe.client.LoadRunner;
 import dev.ctxprobe.client.ModelDiscovery;
+import dev.ctxprobe.client.RequestOutcome;
 import dev.ctxprobe.client.RequestRecord;
 import dev.ctxprobe.client.TokenRange;
 import dev.ctxprobe.engine.Capacity;
@@ -68,8 +69,28 @@ final class StepRunner {
             measured = measure(backend, profile, live, target);
         } catch (InterruptedException e) {
             throw new StepInterrupted(interrupted(backend, live, target, Phase.MEASURE), e);
+        } catch (RuntimeException e) {
+            // A fault of ctxprobe's own must still stop the server it started and leave a classified step.
+            return stop(
+                    clientError(backend, live.command(), target, live.logRelative(), live.facts(), e), live.handle());
         }
         return stop(measured, live.handle());
+    }
+
+    /** A step that failed because ctxprobe itself did: never hidden behind another class (spec 05). */
+    Scenario clientError(
+            Backend backend,
+            ServerCommand cmd,
+            long target,
+            String logRelative,
+            Scenario.Server server,
+            RuntimeException e) {
+        StepFailure f = StepFailure.of(
+                FailureClass.CLIENT_ERROR,
+                Phase.MEASURE,
+                "ctxprobe itself failed (" + e + "); this is a bug in ctxprobe, please report it with the log",
+                stackHead(e));
+        return failed(backend, cmd, target, logRelative, server, f, null);
     }
 
     /** Starts a server for {@code target} and waits until it is ready. */
@@ -176,7 +197,7 @@ final class StepRunner {
                 : new TokenRange(profile.tokenRange().lo(), profile.tokenRange().hiExclusive());
         LoadPlan plan = new LoadPlan(
                 baseUrl,
-                servedModel(baseUrl),
+                servedModel(baseUrl, apiKey(backend)),
                 target,
                 load.outputLen(),
                 load.numPrompts(),
@@ -184,7 +205,8 @@ final class StepRunner {
                 load.requestRate(),
                 load.warmup(),
                 ids,
-                experiment.timeouts().request());
+                experiment.timeouts().request(),
+                apiKey(backend));
         LoadResult result;
         try {
             result = new LoadRunner(plan).run();
@@ -308,6 +330,12 @@ final class StepRunner {
                         List.of(String.valueOf(r.errorText())));
             }
             case HTTP_STATUS, ERROR_EVENT -> {
+                // vLLM answers 500 and SGLang sends an error event as their engine dies: a dead server is a crash.
+                if (h != null
+                        && (r.httpStatus() >= 500 || r.outcome() == RequestOutcome.ERROR_EVENT)
+                        && (!h.isAlive() || h.awaitExit(CRASH_GRACE))) {
+                    return crashed(r, phase, live);
+                }
                 Diagnosis d = profile.diagnoseResponse(r.httpStatus(), r.errorText());
                 return new StepFailure(
                         d.failureClass(),
@@ -320,17 +348,7 @@ final class StepRunner {
             }
             default -> {
                 if (h != null && (!h.isAlive() || h.awaitExit(CRASH_GRACE))) {
-                    int code = h.exitCode().orElse(-1);
-                    List<String> evidence = new ArrayList<>();
-                    evidence.add("client: " + r.errorText());
-                    evidence.addAll(tail(ServerLog.lines(runDir.resolve(live.logRelative())), 8));
-                    return StepFailure.of(
-                                    FailureClass.SERVER_CRASH,
-                                    phase,
-                                    "the server died while serving (exit code " + code + ")"
-                                            + (code == 137 ? ", killed: out of memory?" : ""),
-                                    evidence)
-                            .withExitCode(code);
+                    return crashed(r, phase, live);
                 }
                 return StepFailure.of(
                         FailureClass.HTTP_ERROR,
@@ -343,12 +361,31 @@ final class StepRunner {
     }
 
     // vLLM answers only to the name it serves; the experiment's model is the fallback when /v1/models is silent.
-    private String servedModel(String baseUrl) {
+    private String servedModel(String baseUrl, String apiKey) {
         try {
-            return ModelDiscovery.firstModelId(baseUrl, Duration.ofSeconds(10));
+            return ModelDiscovery.firstModelId(baseUrl, Duration.ofSeconds(10), apiKey);
         } catch (IOException | RuntimeException e) {
             return experiment.model();
         }
+    }
+
+    // The file names the variable, never the key (spec 02); the value is read only here, when it is sent.
+    private static String apiKey(Backend backend) {
+        return backend.apiKeyEnv() == null ? null : System.getenv(backend.apiKeyEnv());
+    }
+
+    private StepFailure crashed(RequestRecord r, Phase phase, Live live) {
+        int code = live.handle().exitCode().orElse(-1);
+        List<String> evidence = new ArrayList<>();
+        evidence.add("client: " + r.errorText());
+        evidence.addAll(tail(ServerLog.lines(runDir.resolve(live.logRelative())), 8));
+        return StepFailure.of(
+                        FailureClass.SERVER_CRASH,
+                        phase,
+                        "the server died while serving (exit code " + code + ")"
+                                + (code == 137 ? ", killed: out of memory?" : ""),
+                        evidence)
+                .withExitCode(code);
     }
 
     private static Scenario.Verification verification(List<RequestRecord> measured, long target) {
@@ -382,13 +419,13 @@ final class StepRunner {
                 r.completionTokens() == null ? null : r.completionTokens().longValue());
     }
 
-    /** Adds what the stop showed to a finished step. */
     /** Stops the step's server and records how: the group gone or not, and the memory it left. */
     Scenario stop(Scenario s, ServerHandle handle) {
         StopReport stop = handle.stop();
         return stopped(s, stop, gpu.usedMiB());
     }
 
+    /** Adds what the stop showed to a finished step. */
     private static Scenario stopped(Scenario s, StopReport stop, List<Long> memoryAfter) {
         Scenario.Server old = s.server() != null ? s.server() : Scenario.Server.ofHints(null, null);
         Scenario.Server server = old.withStop(stop.exitCode(), stop.stoppedCleanly(), stop.leftoverPids(), memoryAfter);

@@ -133,9 +133,14 @@ public final class LocalLauncher implements Launcher {
                 c.setReadTimeout(2000);
                 c.setUseCaches(false);
                 int code = c.getResponseCode();
-                (code < 400 ? c.getInputStream() : c.getErrorStream()).readAllBytes();
+                // A few KB at most: a health answer that never ends must not stall readiness past startup_s.
+                var body = code < 400 ? c.getInputStream() : c.getErrorStream();
+                if (body != null) {
+                    body.readNBytes(4096);
+                    body.close();
+                }
                 return code;
-            } catch (IOException | NullPointerException notYet) {
+            } catch (IOException notYet) {
                 return -1;
             } finally {
                 if (c != null) {

@@ -6,30 +6,38 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 
 /**
  * The process groups a run has live, kept in the run folder ({@code servers.pid}), so that a run killed with
  * SIGKILL can have its servers found and stopped by {@code --resume} or the next run.
+ *
+ * <p>Each line is {@code pgid start boot}: the leader's start time (clock ticks since boot) and the kernel's boot
+ * id. A pid is reused after its process ends and across reboots, so a group is only treated as ours when these
+ * still match; signalling a stranger's group would kill the wrong processes.
  */
 public final class PidFile {
+    /** One recorded group: its id and how to recognise that it is still the same group. */
+    public record Entry(long pgid, long startTicks, String bootId) {}
+
     private final Path file;
-    private final Set<Long> groups = new LinkedHashSet<>();
+    private final Map<Long, Entry> groups = new LinkedHashMap<>();
 
     /** Opens the pid file of a run folder, keeping the groups it already names. */
     public PidFile(Path file) {
         this.file = file;
-        groups.addAll(read(file));
+        read(file).forEach(e -> groups.put(e.pgid(), e));
     }
 
     public Path path() {
         return file;
     }
 
+    /** Records a group whose leader is running now. */
     public synchronized void add(long pgid) {
-        groups.add(pgid);
+        groups.put(pgid, new Entry(pgid, ProcessGroups.startTicks(pgid), ProcessGroups.bootId()));
         write();
     }
 
@@ -39,16 +47,16 @@ public final class PidFile {
     }
 
     /** The groups a file names, whether or not they are still alive. */
-    public static List<Long> read(Path file) {
+    public static List<Entry> read(Path file) {
         if (!Files.exists(file)) {
             return List.of();
         }
         try {
-            List<Long> out = new ArrayList<>();
+            List<Entry> out = new ArrayList<>();
             for (String line : Files.readAllLines(file)) {
-                String t = line.strip();
-                if (!t.isEmpty() && t.chars().allMatch(Character::isDigit)) {
-                    out.add(Long.parseLong(t));
+                String[] f = line.strip().split("\\s+");
+                if (f.length == 3 && f[0].matches("\\d+") && f[1].matches("-?\\d+")) {
+                    out.add(new Entry(Long.parseLong(f[0]), Long.parseLong(f[1]), f[2]));
                 }
             }
             return out;
@@ -57,12 +65,36 @@ public final class PidFile {
         }
     }
 
+    /**
+     * The live processes of a recorded group, or none when the group is gone or the ids now belong to someone
+     * else: the machine rebooted, or the leader's pid was reused by a later process.
+     */
+    public static List<Long> liveMembers(Entry e) {
+        if (!e.bootId().equals(ProcessGroups.bootId())) {
+            return List.of();
+        }
+        long leaderStart = ProcessGroups.startTicks(e.pgid());
+        if (leaderStart >= 0 && leaderStart != e.startTicks()) {
+            return List.of();
+        }
+        // With the leader gone, its workers keep the group id; anything older than the leader is not one of them.
+        return ProcessGroups.members(e.pgid()).stream()
+                .filter(pid -> ProcessGroups.startTicks(pid) >= e.startTicks())
+                .toList();
+    }
+
     private void write() {
         try {
             Files.createDirectories(file.getParent());
             Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
             StringBuilder sb = new StringBuilder();
-            groups.forEach(g -> sb.append(g).append('\n'));
+            groups.values()
+                    .forEach(g -> sb.append(g.pgid())
+                            .append(' ')
+                            .append(g.startTicks())
+                            .append(' ')
+                            .append(g.bootId())
+                            .append('\n'));
             Files.writeString(tmp, sb);
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {

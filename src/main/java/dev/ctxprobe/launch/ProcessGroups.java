@@ -39,6 +39,27 @@ public final class ProcessGroups {
         return ids == null ? -1 : ids[0];
     }
 
+    /** The start time of a live process in clock ticks since boot (field 22 of its stat), or -1 when it is gone. */
+    public static long startTicks(long pid) {
+        String s;
+        try {
+            s = Files.readString(PROC.resolve(Long.toString(pid)).resolve("stat"));
+        } catch (IOException gone) {
+            return -1;
+        }
+        String[] f = s.substring(s.lastIndexOf(')') + 2).split(" ");
+        return f.length > 19 ? Long.parseLong(f[19]) : -1;
+    }
+
+    /** The kernel's id of this boot: pids and start times are only comparable within one boot. */
+    public static String bootId() {
+        try {
+            return Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).strip();
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
     /** Sends a signal (TERM, KILL) to every process of a group. */
     public static void signal(long pgid, String signal) {
         if (pgid <= 1) {

@@ -30,6 +30,9 @@ public final class SelfCommand {
                 java,
                 "--enable-native-access=ALL-UNNAMED",
                 "-XX:+UseSerialGC",
+                // llama.cpp's compute threads may still run while the JVM exits on SIGTERM; a crash report of
+                // that teardown belongs in the temp folder, not in the folder the user runs ctxprobe from.
+                "-XX:ErrorFile=" + System.getProperty("java.io.tmpdir") + "/ctxprobe-serve-hs_err_%p.log",
                 "-cp",
                 System.getProperty("java.class.path"),
                 "dev.ctxprobe.cli.Main");

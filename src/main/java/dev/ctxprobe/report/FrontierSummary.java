@@ -24,12 +24,12 @@ public record FrontierSummary(
     }
 
     /**
-     * The frontier the steps of one backend show: the largest passing target, the smallest failure that
-     * says something about length, failures below a pass as non-monotonic, and every launched step counted.
+     * The frontier the steps of one backend show: the largest passing target, the smallest failure above it
+     * that says something about length (as the search reports it), failures below a pass as non-monotonic, and
+     * every launched step counted.
      */
     static FrontierSummary derive(String backend, List<ScenarioRow> rows) {
         Long maxOk = null;
-        Long minFailed = null;
         int launches = 0;
         for (ScenarioRow row : rows) {
             if (!row.launched()) {
@@ -38,11 +38,15 @@ public record FrontierSummary(
             launches++;
             if (row.success()) {
                 maxOk = maxOk == null ? row.targetLen() : Math.max(maxOk, row.targetLen());
-            } else if (failureSaysSomethingAboutLength(row)) {
-                minFailed = minFailed == null ? row.targetLen() : Math.min(minFailed, row.targetLen());
             }
         }
         Long okBound = maxOk;
+        Long minFailed = rows.stream()
+                .filter(r -> r.launched() && !r.success() && failureSaysSomethingAboutLength(r))
+                .map(ScenarioRow::targetLen)
+                .filter(t -> okBound == null || t > okBound)
+                .min(Long::compare)
+                .orElse(null);
         List<Long> nonMonotonic = rows.stream()
                 .filter(r -> r.launched() && !r.success() && failureSaysSomethingAboutLength(r))
                 .map(ScenarioRow::targetLen)

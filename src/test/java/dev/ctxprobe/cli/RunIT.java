@@ -171,6 +171,42 @@ class RunIT {
         assertThat(dir.resolve("out")).doesNotExist();
     }
 
+    @Test
+    void anAlreadyRunningEndpointIsMeasuredWithoutALaunch() throws Exception {
+        int port = dev.ctxprobe.testengine.TestEngines.freePort();
+        Process engine = dev.ctxprobe.testengine.TestEngines.start(
+                dir.resolve("engine.log"), "--port", Integer.toString(port), "--max-model-len", "8192");
+        try {
+            Path exp = dir.resolve("endpoint.yaml");
+            Files.writeString(exp, """
+                    experiment: endpoint
+                    sweep: {strategy: list, targets: [1000, 9000]}
+                    load: {warmup: 0}
+                    backends:
+                      - name: remote
+                        engine: openai
+                        port: %d
+                    """.formatted(port));
+            org.awaitility.Awaitility.await()
+                    .atMost(java.time.Duration.ofSeconds(20))
+                    .until(() -> dev.ctxprobe.launch.Ports.busy("127.0.0.1", port));
+
+            JsonNode doc = run(exp);
+
+            assertThat(doc.get("scenarios").get(0).get("outcome").asString()).isEqualTo("ok");
+            assertThat(doc.get("scenarios").get(0).get("server_args").asString())
+                    .isEmpty();
+            assertThat(doc.get("scenarios").get(1).get("outcome").asString()).isEqualTo("request_rejected");
+            assertThat(doc.get("frontier").get("remote").get("launches").asInt())
+                    .isZero();
+            assertThat(engine.isAlive())
+                    .as("an endpoint ctxprobe did not start is not stopped")
+                    .isTrue();
+        } finally {
+            engine.destroyForcibly().waitFor();
+        }
+    }
+
     private String pidFileContent() throws IOException {
         return Files.readString(runDir().resolve("servers.pid"));
     }

@@ -43,7 +43,7 @@ class CapacityTest {
                         llama_context: n_ctx         = 40960
                         llama_context: n_ctx_per_seq = 40960
                         slot         init: id  0 | task -1 | new slot n_ctx_slot = 40960
-                        """, 40_960L, 40_960L),
+                        """, null, null), // n_ctx is the configured context, not a capacity
                 Arguments.of("trtllm", """
                         [07/08/2026-14:35:34] [TRT-LLM] [I] [MemUsageChange] Allocated 45.00 GiB for max tokens in paged KV cache (1,234,560).
                         [07/08/2026-14:35:34] [TRT-LLM] [W] Adjusted max_seq_len to 998912

@@ -134,8 +134,8 @@ class StartupDiagnosisTest {
                         main: exiting due to model loading error
                         """,
                         FailureClass.KV_INSUFFICIENT,
-                        1_048_576L,
-                        1_048_576L,
+                        null, // n_ctx is what failed, not a capacity: no hint
+                        null,
                         "could not allocate the KV cache for n_ctx 1,048,576"),
                 Arguments.of(
                         "llamacpp",
@@ -147,7 +147,7 @@ class StartupDiagnosisTest {
                         """,
                         FailureClass.OOM_STARTUP,
                         null,
-                        262_144L,
+                        null,
                         "failed to allocate compute pp buffers"),
                 Arguments.of(
                         "llamacpp",

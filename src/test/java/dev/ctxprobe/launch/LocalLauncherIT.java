@@ -49,7 +49,15 @@ class LocalLauncherIT {
                 "sleep 300 & sleep 300 & echo $CTXPROBE_TEST_VAR; wait", Duration.ofSeconds(1), Duration.ofSeconds(5));
         assertThat(ProcessGroups.groupOf(h.pid())).isEqualTo(h.pid());
         awaitMembers(h.pid(), 3);
-        assertThat(PidFile.read(dir.resolve("servers.pid"))).containsExactly(h.pid());
+        assertThat(PidFile.read(dir.resolve("servers.pid"))).singleElement().satisfies(e -> {
+            assertThat(e.pgid()).isEqualTo(h.pid());
+            assertThat(PidFile.liveMembers(e)).contains(h.pid());
+            // The same group id with another start time is someone else's group: never ours to stop.
+            assertThat(PidFile.liveMembers(new PidFile.Entry(e.pgid(), e.startTicks() - 1, e.bootId())))
+                    .isEmpty();
+            assertThat(PidFile.liveMembers(new PidFile.Entry(e.pgid(), e.startTicks(), "another-boot")))
+                    .isEmpty();
+        });
 
         StopReport stop = h.stop();
 

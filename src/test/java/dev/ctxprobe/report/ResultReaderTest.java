@@ -176,7 +176,8 @@ class ResultReaderTest {
         FrontierSummary f = FrontierSummary.derive("vllm", rows);
 
         assertThat(f.maxOkTarget()).isEqualTo(35_000L);
-        assertThat(f.minFailedTarget()).isEqualTo(29_000L);
+        // The next failure is the one above the largest pass, as the search reports it; 29,000 is non-monotonic.
+        assertThat(f.minFailedTarget()).isEqualTo(50_000L);
         assertThat(f.nonMonotonic()).containsExactly(29_000L);
         assertThat(f.launches()).isEqualTo(5);
     }
