@@ -2,6 +2,7 @@ package dev.ctxprobe.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.launch.PidFile;
 import dev.ctxprobe.launch.ProcessGroups;
 import dev.ctxprobe.testengine.TestEngines;
 import java.io.IOException;
@@ -133,8 +134,7 @@ final class FaultRuns {
         while (System.nanoTime() < deadline) {
             Optional<Path> runDir = runDir(out, experiment);
             if (runDir.isPresent() && Files.exists(runDir.get().resolve("servers.pid"))) {
-                List<Long> groups =
-                        dev.ctxprobe.launch.PidFile.read(runDir.get().resolve("servers.pid"));
+                List<Long> groups = pidFileGroups(runDir.get());
                 if (!groups.isEmpty() && logSays(runDir.get().resolve("logs"), readyLine)) {
                     return groups.getLast();
                 }
@@ -156,6 +156,13 @@ final class FaultRuns {
             }
         }
         return false;
+    }
+
+    /** The process groups that a run folder's {@code servers.pid} names. */
+    static List<Long> pidFileGroups(Path runDir) {
+        return PidFile.read(runDir.resolve("servers.pid")).stream()
+                .map(PidFile.Entry::pgid)
+                .toList();
     }
 
     static JsonNode results(Path runDir) throws IOException {

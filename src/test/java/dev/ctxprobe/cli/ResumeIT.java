@@ -3,7 +3,6 @@ package dev.ctxprobe.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ctxprobe.cli.FaultRuns.Backend;
-import dev.ctxprobe.launch.PidFile;
 import dev.ctxprobe.launch.ProcessGroups;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -76,7 +75,7 @@ class ResumeIT {
         assertThat(ProcessGroups.members(leftover))
                 .as("the killed run left its server")
                 .isNotEmpty();
-        assertThat(PidFile.read(runDir.resolve("servers.pid"))).contains(leftover);
+        assertThat(FaultRuns.pidFileGroups(runDir)).contains(leftover);
         JsonNode before = FaultRuns.results(runDir);
         assertThat(before.get("scenarios")).hasSize(1);
         long firstServer =
@@ -165,8 +164,8 @@ class ResumeIT {
             if (log != null
                     && Files.exists(log)
                     && Files.readString(log).contains("Application startup complete.")
-                    && !PidFile.read(runDir.resolve("servers.pid")).isEmpty()) {
-                return PidFile.read(runDir.resolve("servers.pid")).getLast();
+                    && !FaultRuns.pidFileGroups(runDir).isEmpty()) {
+                return FaultRuns.pidFileGroups(runDir).getLast();
             }
             assertThat(ctxprobe.isAlive()).as("ctxprobe is still running").isTrue();
             Thread.sleep(20);
