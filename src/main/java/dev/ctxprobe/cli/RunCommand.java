@@ -230,6 +230,9 @@ final class RunCommand implements Callable<Integer> {
                     + "); restore the folder's experiment.yaml and results.json, or start a new run");
             return Main.USAGE;
         }
+        // A Ctrl-C has done its work once the servers are stopped (or the last step was already done); left
+        // pending, it would cut the saving of the results and the report short.
+        Thread.interrupted();
         if (code != Main.INTERRUPTED) {
             doc = doc.withMetadata(doc.metadata().finished(NewRun.timestamp(OffsetDateTime.now(ZoneOffset.UTC))));
         }

@@ -107,6 +107,11 @@ public final class Exploration {
         try {
             OptionalLong next;
             while ((next = chooser.next(probes)).isPresent()) {
+                // A Ctrl-C that came while the last step's server was stopping cut that stop short; it must not
+                // launch another server only to interrupt it.
+                if (Thread.interrupted()) {
+                    throw new InterruptedException("interrupted between steps");
+                }
                 long target = next.getAsLong();
                 listener.stepStarting(backend.name(), target, target + experiment.contextPad());
                 Scenario s;

@@ -445,7 +445,10 @@ final class StepRunner {
                 s.requests());
     }
 
-    /** The step that was running when the user stopped the run. */
+    /**
+     * The step that was running when the user stopped the run, in the phase it was in: a Ctrl-C while a slow
+     * engine loads must not read as one during the requests.
+     */
     Scenario interrupted(Backend backend, Live live, long target, Phase phase) {
         StepFailure f = StepFailure.of(
                 FailureClass.INTERRUPTED, phase, "the run was interrupted; --resume runs this step again", List.of());

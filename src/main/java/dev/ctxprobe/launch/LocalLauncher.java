@@ -49,20 +49,27 @@ public final class LocalLauncher implements Launcher {
         return new LocalServer(spec, process, started);
     }
 
-    // Until setsid has run, the child is still in ctxprobe's group and a group signal would miss it.
+    // Until setsid has run, the child is still in ctxprobe's group and a group signal would miss it. A Ctrl-C
+    // must not cut this wait short: the stop that follows would find no group and leave the server running.
     private static void awaitOwnGroup(Process process) throws IOException {
         long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (process.isAlive() && ProcessGroups.groupOf(process.pid()) != process.pid()) {
-            if (System.nanoTime() > deadline) {
-                process.destroyForcibly();
-                throw new IOException(
-                        "the server did not become the leader of its own process group (is setsid installed?)");
+        boolean interrupted = Thread.interrupted();
+        try {
+            while (process.isAlive() && ProcessGroups.groupOf(process.pid()) != process.pid()) {
+                if (System.nanoTime() > deadline) {
+                    process.destroyForcibly();
+                    throw new IOException(
+                            "the server did not become the leader of its own process group (is setsid installed?)");
+                }
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
             }
-            try {
-                Thread.sleep(1);
-            } catch (InterruptedException e) {
+        } finally {
+            if (interrupted) {
                 Thread.currentThread().interrupt();
-                return;
             }
         }
     }
@@ -168,14 +175,21 @@ public final class LocalLauncher implements Launcher {
             if (!ProcessGroups.members(pgid).isEmpty()) {
                 ProcessGroups.signal(pgid, "TERM");
                 clean = ProcessGroups.awaitGone(pgid, spec.shutdownTimeout());
-                if (!clean) {
-                    ProcessGroups.signal(pgid, "KILL");
-                    ProcessGroups.awaitGone(pgid, KILL_WAIT);
-                }
+            }
+            // A second Ctrl-C cuts the TERM wait short to KILL at once, but the KILL and the wait for the group
+            // to leave must still run in full: with the interrupt pending they returned at once, so the report
+            // lost the exit code and could count dying processes as leftovers. The interrupt is kept for the run.
+            boolean interrupted = Thread.interrupted();
+            if (!clean) {
+                ProcessGroups.signal(pgid, "KILL");
+                ProcessGroups.awaitGone(pgid, KILL_WAIT);
             }
             try {
                 process.waitFor(KILL_WAIT.toMillis(), TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
+                interrupted = true;
+            }
+            if (interrupted) {
                 Thread.currentThread().interrupt();
             }
             List<Long> left = ProcessGroups.members(pgid);

@@ -22,7 +22,7 @@ import tools.jackson.databind.json.JsonMapper;
 /** {@code ctxprobe run} end to end against the test engine as real child processes. */
 class RunIT {
     private static final JsonMapper JSON = JsonMapper.builder().build();
-    private static final Path H200_SEED = Path.of("../shared/seeds/dsv4_h200_max_context_length.json");
+    private static final Path H200_SEED = FaultRuns.h200Seed();
 
     @TempDir
     Path dir;

@@ -2,7 +2,6 @@ package dev.ctxprobe.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -15,8 +14,8 @@ class SeedExperimentsTest {
 
     @ParameterizedTest
     @CsvSource({
-        "experiments/dsv4-h200.yaml, ../shared/seeds/dsv4_h200_max_context_length.json",
-        "experiments/dsv4-p800.yaml, ../shared/seeds/dsv4_p800_max_context_length.json"
+        "experiments/dsv4-h200.yaml, dsv4_h200_max_context_length.json",
+        "experiments/dsv4-p800.yaml, dsv4_p800_max_context_length.json"
     })
     void validatePrintsTheSeedsServerArgs(String experiment, String seed) {
         CliRun run = CliRun.of("validate", experiment);
@@ -29,7 +28,8 @@ class SeedExperimentsTest {
             }
         }
         List<String> expected = new ArrayList<>();
-        JsonNode seedDoc = JsonMapper.builder().build().readTree(Path.of(seed).toFile());
+        JsonNode seedDoc =
+                JsonMapper.builder().build().readTree(FaultRuns.seed(seed).toFile());
         for (JsonNode s : seedDoc.get("scenarios")) {
             expected.add(s.get("server_args").asString());
         }

@@ -2,6 +2,8 @@ package dev.ctxprobe.launch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.testengine.TestEngine;
+import dev.ctxprobe.testengine.TestEngines;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,12 +28,13 @@ class LocalLauncherIT {
 
     private ServerHandle launch(String script, Duration startup, Duration shutdown) throws Exception {
         PidFile pids = new PidFile(dir.resolve("servers.pid"));
+        int port = Ports.free();
         LaunchSpec spec = new LaunchSpec(
                 List.of("sh", "-c", script),
-                Map.of("CTXPROBE_TEST_VAR", "hello"),
+                Map.of("CTXPROBE_TEST_VAR", "hello", "CTXPROBE_PORT", Integer.toString(port)),
                 dir.resolve("logs/s.log"),
                 "127.0.0.1",
-                Ports.free(),
+                port,
                 "/health",
                 startup,
                 shutdown);
@@ -76,6 +79,54 @@ class LocalLauncherIT {
         assertThat(stop.stoppedCleanly()).isFalse();
         assertThat(stop.leftoverPids()).isEmpty();
         assertThat(ProcessGroups.members(h.pid())).isEmpty();
+    }
+
+    @Test
+    void aCtrlCAtTheMomentOfLaunchStillReturnsAServerThatLeadsItsGroup() throws Exception {
+        Thread.currentThread().interrupt();
+        ServerHandle h;
+        try {
+            h = launch("sleep 300 & wait", Duration.ofSeconds(1), Duration.ofSeconds(5));
+            // Read at once: a launch that returned before setsid ran would hand over a group that a stop misses.
+            assertThat(ProcessGroups.groupOf(h.pid())).isEqualTo(h.pid());
+        } finally {
+            assertThat(Thread.interrupted())
+                    .as("the interrupt is kept for the run to see")
+                    .isTrue();
+        }
+
+        StopReport stop = h.stop();
+
+        assertThat(stop.leftoverPids()).isEmpty();
+        assertThat(ProcessGroups.members(h.pid())).isEmpty();
+    }
+
+    @Test
+    void aStopCutShortByASecondCtrlCStillWaitsUntilTheKilledGroupIsGone() throws Exception {
+        // A JVM that ignores TERM, like an engine busy on its accelerator: only KILL ends it, and not instantly.
+        ServerHandle h = launch(
+                "exec '" + TestEngines.javaBin() + "' -cp '" + TestEngines.classpath() + "' "
+                        + TestEngine.class.getName() + " --port $CTXPROBE_PORT --fault ignore-sigterm",
+                Duration.ofSeconds(20),
+                Duration.ofSeconds(30));
+        assertThat(h.awaitReady()).isInstanceOf(Readiness.Ready.class);
+
+        Thread.currentThread().interrupt();
+        StopReport stop;
+        try {
+            stop = h.stop();
+        } finally {
+            assertThat(Thread.interrupted())
+                    .as("the interrupt is kept for the run to see")
+                    .isTrue();
+        }
+
+        assertThat(stop.stoppedCleanly()).isFalse();
+        assertThat(stop.leftoverPids()).isEmpty();
+        assertThat(stop.exitCode()).as("the killed leader was waited for").isEqualTo(137);
+        assertThat(stop.took()).as("the second Ctrl-C skips the TERM wait").isLessThan(Duration.ofSeconds(30));
+        assertThat(ProcessGroups.members(h.pid())).isEmpty();
+        assertThat(PidFile.read(dir.resolve("servers.pid"))).isEmpty();
     }
 
     @Test

@@ -1,0 +1,198 @@
+package dev.ctxprobe.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ctxprobe.launch.PidFile;
+import dev.ctxprobe.launch.ProcessGroups;
+import dev.ctxprobe.testengine.TestEngines;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Experiments with the short timeouts of the fault tests, and the run folder and process-table checks they share. */
+final class FaultRuns {
+    static final JsonMapper JSON = JsonMapper.builder().build();
+
+    static final int STARTUP_S = 5;
+    static final int REQUEST_S = 3;
+    static final int SHUTDOWN_S = 2;
+
+    private FaultRuns() {}
+
+    /**
+     * A seed file by name: {@code ../shared/seeds} from the main checkout; a worktree sits deeper, so the nearest
+     * ancestor holding {@code shared/seeds} counts.
+     */
+    static Path seed(String name) {
+        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+            Path seed = dir.resolve("shared/seeds").resolve(name);
+            if (Files.isRegularFile(seed)) {
+                return seed;
+            }
+        }
+        throw new AssertionError(
+                "no shared/seeds/" + name + " above " + Path.of("").toAbsolutePath());
+    }
+
+    static Path h200Seed() {
+        return seed("dsv4_h200_max_context_length.json");
+    }
+
+    /** One test-engine backend: its name, a fixed port or null for a free one, and the engine's arguments. */
+    record Backend(String name, Integer port, String engineArgs) {}
+
+    /** Writes a list experiment over {@code targets} with the backends in order and one request per step. */
+    static Path write(Path dir, String name, List<Long> targets, int warmup, List<Backend> backends)
+            throws IOException {
+        StringBuilder y = new StringBuilder();
+        y.append("experiment: ").append(name).append('\n');
+        y.append("model: test-model\n");
+        y.append("context_pad: 100\n");
+        y.append("vars:\n");
+        y.append("  java: '").append(TestEngines.javaBin()).append("'\n");
+        y.append("  cp: '").append(TestEngines.classpath()).append("'\n");
+        y.append("load: {output_len: 1, num_prompts: 1, max_concurrency: 1, request_rate: 10000, warmup: ")
+                .append(warmup)
+                .append("}\n");
+        y.append("sweep:\n  strategy: list\n  targets: ").append(targets).append('\n');
+        y.append("timeouts: {startup_s: ")
+                .append(STARTUP_S)
+                .append(", request_s: ")
+                .append(REQUEST_S)
+                .append(", shutdown_s: ")
+                .append(SHUTDOWN_S)
+                .append("}\n");
+        y.append("backends:\n");
+        for (Backend b : backends) {
+            y.append("  - name: ").append(b.name()).append('\n');
+            y.append("    engine: vllm\n");
+            if (b.port() != null) {
+                y.append("    port: ").append(b.port()).append('\n');
+            }
+            y.append("    command: >-\n");
+            y.append("      {java} -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp {cp}")
+                    .append(" dev.ctxprobe.testengine.TestEngine --port {port} --max-model-len {max_model_len} ")
+                    .append(b.engineArgs())
+                    .append('\n');
+        }
+        Path file = dir.resolve(name + ".yaml");
+        Files.writeString(file, y);
+        return file;
+    }
+
+    /** The single run folder under {@code out/<experiment>/}, if it exists yet. */
+    static Optional<Path> runDir(Path out, String experiment) {
+        Path experimentDir = out.resolve(experiment);
+        if (!Files.isDirectory(experimentDir)) {
+            return Optional.empty();
+        }
+        try (Stream<Path> runs = Files.list(experimentDir)) {
+            return runs.filter(Files::isDirectory).findFirst();
+        } catch (IOException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Starts {@code ctxprobe ARGS} as a real child process, with its output in {@code log}. */
+    static Process startCtxprobe(Path log, String... args) throws IOException {
+        List<String> argv = new ArrayList<>(List.of(
+                TestEngines.javaBin(),
+                "--enable-native-access=ALL-UNNAMED",
+                "-XX:+UseSerialGC",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                TestEngines.classpath(),
+                Main.class.getName()));
+        argv.addAll(List.of(args));
+        return new ProcessBuilder(argv)
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile())
+                .start();
+    }
+
+    /** Sends a signal (INT, TERM, KILL) to one process by its pid. */
+    static void signal(long pid, String signal) throws IOException, InterruptedException {
+        Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid))
+                .inheritIO()
+                .start();
+        assertThat(kill.waitFor()).as("kill -%s %d", signal, pid).isZero();
+    }
+
+    /**
+     * Waits until a server of the run is ready (its log says so) and returns its process group from
+     * {@code servers.pid}; fails after {@code limitS} seconds.
+     */
+    static long awaitServerUp(Path out, String experiment, String readyLine, int limitS)
+            throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + limitS * 1_000_000_000L;
+        while (System.nanoTime() < deadline) {
+            Optional<Path> runDir = runDir(out, experiment);
+            if (runDir.isPresent() && Files.exists(runDir.get().resolve("servers.pid"))) {
+                List<Long> groups = pidFileGroups(runDir.get());
+                if (!groups.isEmpty() && logSays(runDir.get().resolve("logs"), readyLine)) {
+                    return groups.getLast();
+                }
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError("no server of " + experiment + " became ready within " + limitS + " s");
+    }
+
+    private static boolean logSays(Path logs, String line) throws IOException {
+        if (!Files.isDirectory(logs)) {
+            return false;
+        }
+        try (Stream<Path> files = Files.list(logs)) {
+            for (Path f : files.toList()) {
+                if (Files.readString(f).contains(line)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** The process groups that a run folder's {@code servers.pid} names. */
+    static List<Long> pidFileGroups(Path runDir) {
+        return PidFile.read(runDir.resolve("servers.pid")).stream()
+                .map(PidFile.Entry::pgid)
+                .toList();
+    }
+
+    static JsonNode results(Path runDir) throws IOException {
+        return JSON.readTree(runDir.resolve("results.json").toFile());
+    }
+
+    /** The process groups of every launched step of the document. */
+    static List<Long> serverGroups(JsonNode doc) {
+        List<Long> groups = new ArrayList<>();
+        for (JsonNode s : doc.get("scenarios")) {
+            JsonNode server = s.get("server");
+            if (server != null && server.hasNonNull("pid")) {
+                groups.add(server.get("pid").asLong());
+            }
+        }
+        return groups;
+    }
+
+    /** No process of any of the groups is in the process table. */
+    static void assertGroupsGone(List<Long> groups) {
+        for (long pgid : groups) {
+            assertThat(ProcessGroups.members(pgid))
+                    .as("processes of server group %d", pgid)
+                    .isEmpty();
+        }
+    }
+
+    static void assertProcessGone(long pid) {
+        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive))
+                .as("process %d", pid)
+                .isNotEqualTo(Optional.of(true));
+    }
+}
