@@ -330,13 +330,15 @@ final class StepRunner {
                         List.of(String.valueOf(r.errorText())));
             }
             case HTTP_STATUS, ERROR_EVENT -> {
+                Diagnosis d = profile.diagnoseResponse(r.httpStatus(), r.errorText());
                 // vLLM answers 500 and SGLang sends an error event as their engine dies: a dead server is a crash.
+                // A refusal that names the length is the engine's answer and needs no wait for an exit.
                 if (h != null
+                        && d.failureClass() != FailureClass.REQUEST_REJECTED
                         && (r.httpStatus() >= 500 || r.outcome() == RequestOutcome.ERROR_EVENT)
                         && (!h.isAlive() || h.awaitExit(CRASH_GRACE))) {
                     return crashed(r, phase, live);
                 }
-                Diagnosis d = profile.diagnoseResponse(r.httpStatus(), r.errorText());
                 return new StepFailure(
                         d.failureClass(),
                         phase,
