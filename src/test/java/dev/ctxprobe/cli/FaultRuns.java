@@ -50,40 +50,16 @@ final class FaultRuns {
     /** Writes a list experiment over {@code targets} with the backends in order and one request per step. */
     static Path write(Path dir, String name, List<Long> targets, int warmup, List<Backend> backends)
             throws IOException {
-        StringBuilder y = new StringBuilder();
-        y.append("experiment: ").append(name).append('\n');
-        y.append("model: test-model\n");
-        y.append("context_pad: 100\n");
-        y.append("vars:\n");
-        y.append("  java: '").append(TestEngines.javaBin()).append("'\n");
-        y.append("  cp: '").append(TestEngines.classpath()).append("'\n");
-        y.append("load: {output_len: 1, num_prompts: 1, max_concurrency: 1, request_rate: 10000, warmup: ")
-                .append(warmup)
-                .append("}\n");
-        y.append("sweep:\n  strategy: list\n  targets: ").append(targets).append('\n');
-        y.append("timeouts: {startup_s: ")
-                .append(STARTUP_S)
-                .append(", request_s: ")
-                .append(REQUEST_S)
-                .append(", shutdown_s: ")
-                .append(SHUTDOWN_S)
-                .append("}\n");
-        y.append("backends:\n");
-        for (Backend b : backends) {
-            y.append("  - name: ").append(b.name()).append('\n');
-            y.append("    engine: vllm\n");
-            if (b.port() != null) {
-                y.append("    port: ").append(b.port()).append('\n');
-            }
-            y.append("    command: >-\n");
-            y.append("      {java} -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -cp {cp}")
-                    .append(" dev.ctxprobe.testengine.TestEngine --port {port} --max-model-len {max_model_len} ")
-                    .append(b.engineArgs())
-                    .append('\n');
-        }
-        Path file = dir.resolve(name + ".yaml");
-        Files.writeString(file, y);
-        return file;
+        return TestExperiments.write(
+                dir,
+                name,
+                "  strategy: list\n  targets: " + targets + "\n",
+                "  output_len: 1\n  num_prompts: 1\n  max_concurrency: 1\n  request_rate: 10000\n  warmup: " + warmup
+                        + "\n",
+                "{startup_s: " + STARTUP_S + ", request_s: " + REQUEST_S + ", shutdown_s: " + SHUTDOWN_S + "}",
+                backends.stream()
+                        .map(b -> new TestExperiments.Backend(b.name(), "vllm", b.port(), b.engineArgs()))
+                        .toList());
     }
 
     /** The single run folder under {@code out/<experiment>/}, if it exists yet. */
