@@ -18,7 +18,7 @@ import picocli.CommandLine.Parameters;
 @Command(
         name = "report",
         mixinStandardHelpOptions = true,
-        description = "Reads results files (results.json, or the seeds' files) or run folders and renders them.")
+        description = "Render result files (results.json, or the seeds' files) or run folders as tables and charts.")
 public final class ReportCommand implements Callable<Integer> {
 
     // Arity 0 and a String format, checked in call(): usage errors here must exit 2 (spec 01) whatever

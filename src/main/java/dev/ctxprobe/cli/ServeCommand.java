@@ -19,7 +19,7 @@ import picocli.CommandLine.Option;
         name = "serve",
         mixinStandardHelpOptions = true,
         description =
-                "Serves a GGUF model (default: a generated demo model) with llama.cpp over an OpenAI-compatible API.")
+                "Serve a GGUF model (default: a generated demo model) with llama.cpp over an OpenAI-compatible API.")
 public final class ServeCommand implements Callable<Integer> {
     /** The context needs more than --kv-memory; refused before llama.cpp is touched. */
     public static final int KV_BUDGET_EXCEEDED = 3;
