@@ -38,7 +38,6 @@ final class Console implements RunListener {
 
     @Override
     public void stepStarting(String backend, long target, long maxModelLen) {
-        step++;
         if (quiet) {
             return;
         }
@@ -51,7 +50,7 @@ final class Console implements RunListener {
                     target,
                     maxModelLen);
         } else if (live) {
-            out.printf(Locale.ROOT, "[%d] %-10s %,11d  ...", step, backend, target);
+            out.printf(Locale.ROOT, "[%d] %-10s %,11d  ...", step + 1, backend, target);
             out.flush();
         }
     }
@@ -59,6 +58,8 @@ final class Console implements RunListener {
     @Override
     public void stepFinished(Scenario s, ResultDocument doc) {
         save(doc);
+        // Numbered by the document, so a resumed run and skipped steps count on from where they stand.
+        step = doc.scenarios().size();
         if (quiet) {
             return;
         }
@@ -66,6 +67,12 @@ final class Console implements RunListener {
             out.print("\r");
         }
         out.println(stepLine(step, s));
+        if (s.server() != null
+                && s.server().leftoverPids() != null
+                && !s.server().leftoverPids().isEmpty()) {
+            out.println("      warning: processes " + s.server().leftoverPids() + " of this server survived KILL;"
+                    + " they may hold the port or accelerator memory");
+        }
         if (verbose && s.failure() != null) {
             s.failure().evidence().forEach(l -> out.println("      | " + l));
         }
@@ -100,7 +107,8 @@ final class Console implements RunListener {
                                             s.server().startupS())
                                     : "");
         }
-        return head + "FAIL  " + s.outcome() + ": " + (s.error() == null ? "" : s.error());
+        String error = s.error() == null ? "" : s.error();
+        return head + "FAIL  " + (error.startsWith(s.outcome()) ? error : s.outcome() + ": " + error);
     }
 
     /** The closing summary: frontier lines first, then a table of every step. */

@@ -8,7 +8,6 @@ import dev.ctxprobe.hardware.Hardware;
 import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.launch.LocalLauncher;
 import dev.ctxprobe.launch.PidFile;
-import dev.ctxprobe.launch.ProcessGroups;
 import dev.ctxprobe.report.Reports;
 import dev.ctxprobe.results.NewRun;
 import dev.ctxprobe.results.Provenance;
@@ -221,11 +220,7 @@ final class RunCommand implements Callable<Integer> {
         } catch (Exploration.Interrupted interrupted) {
             doc = interrupted.document();
             code = Main.INTERRUPTED;
-        } catch (IllegalStateException | IllegalArgumentException mismatch) {
-            if (resume == null) {
-                throw mismatch;
-            }
-            // The strategies check that earlier steps fit them; a hand-edited folder may not.
+        } catch (Exploration.ResumeMismatch mismatch) {
             ValidateCommand.err("the steps in " + runDir + " do not fit its experiment (" + mismatch.getMessage()
                     + "); restore the folder's experiment.yaml and results.json, or start a new run");
             return Main.USAGE;
@@ -300,20 +295,6 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private static void stopLeftovers(Path pidFile, PrintStream stdout) {
-        PidFile file = new PidFile(pidFile);
-        for (PidFile.Entry entry : PidFile.read(pidFile)) {
-            long pgid = entry.pgid();
-            List<Long> members = PidFile.liveMembers(entry);
-            if (!members.isEmpty()) {
-                stdout.println(
-                        "stopping leftover server group " + pgid + " " + members + " from " + pidFile.getParent());
-                ProcessGroups.signal(pgid, "TERM");
-                if (!ProcessGroups.awaitGone(pgid, Duration.ofSeconds(10))) {
-                    ProcessGroups.signal(pgid, "KILL");
-                    ProcessGroups.awaitGone(pgid, Duration.ofSeconds(5));
-                }
-            }
-            file.remove(pgid);
-        }
+        new PidFile(pidFile).stopLeftovers(Duration.ofSeconds(10)).forEach(stdout::println);
     }
 }

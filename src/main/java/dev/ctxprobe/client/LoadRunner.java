@@ -64,7 +64,8 @@ public final class LoadRunner {
             long windowStart = System.nanoTime();
             List<RequestRecord> records = await(submitMeasured(threads, offsets, windowStart));
             return new LoadResult(warmups, records, windowStart, System.nanoTime());
-        } catch (InterruptedException e) {
+        } catch (InterruptedException | RuntimeException e) {
+            // Whatever ends the run early, requests still in flight must not hold it for their timeout.
             client.cancelAll();
             throw e;
         } finally {

@@ -557,8 +557,10 @@ public final class ExperimentLoader {
                     throw error(at, "engine '" + engine + "' needs the 'port' of the running endpoint");
                 }
                 String health = b.healthPath();
-                if (health != null && !health.startsWith("/")) {
-                    throw error(at + ".health_path", "health_path is a URL path starting with '/', e.g. /health");
+                if (health != null && !health.matches("/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*")) {
+                    throw error(
+                            at + ".health_path",
+                            "health_path is a URL path starting with '/' without spaces or a query, e.g. /health");
                 }
                 IdRange ids = null;
                 if (b.tokenIds() != null) {

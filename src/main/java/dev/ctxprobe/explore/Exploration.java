@@ -26,6 +26,10 @@ import java.util.stream.Collectors;
  * result goes back to the strategy, until the strategy is done (spec 00, the way data flows).
  */
 public final class Exploration {
+    /** Startup failures at max that say the length is too much, so a shorter server may still start. */
+    private static final Set<String> REFUSED_FOR_LENGTH =
+            Set.of(FailureClass.KV_INSUFFICIENT.id(), FailureClass.OOM_STARTUP.id(), FailureClass.CONFIG_REJECTED.id());
+
     /** Outcomes after which a kept server ({@code restart: on_failure}) is replaced before the next probe. */
     private static final Set<String> REPLACE_AFTER =
             Set.of(FailureClass.TIMEOUT.id(), FailureClass.HTTP_ERROR.id(), FailureClass.SERVER_CRASH.id());
@@ -75,7 +79,7 @@ public final class Exploration {
      * Explores {@code backends}, continuing {@code start} (empty for a new run, the earlier document for
      * {@code --resume}: finished steps are kept, an interrupted step runs again).
      */
-    public ResultDocument run(ResultDocument start, List<Backend> backends) throws Interrupted {
+    public ResultDocument run(ResultDocument start, List<Backend> backends) throws Interrupted, ResumeMismatch {
         ResultDocument doc = withoutInterrupted(start);
         for (Backend b : backends) {
             doc = explore(b, doc);
@@ -90,19 +94,13 @@ public final class Exploration {
         return new ResultDocument(d.metadata(), d.config(), kept, d.frontier());
     }
 
-    private ResultDocument explore(Backend backend, ResultDocument start) throws Interrupted {
+    private ResultDocument explore(Backend backend, ResultDocument start) throws Interrupted, ResumeMismatch {
         EngineProfile profile = EngineProfiles.get(backend.engine());
         Strategy search = strategyFor(profile);
         Strategy chooser = strategy == Experiment.Strategy.FRONTIER ? withCurve(search) : search;
         boolean reuse = experiment.sweep().restart() == Restart.ON_FAILURE;
         ResultDocument doc = start;
-        List<Probe> probes = new ArrayList<>();
-        for (Scenario s : doc.scenariosOf(backend.name())) {
-            if (!"skipped".equals(s.outcome())) {
-                probes.add(probe(s, profile));
-            }
-        }
-        int launches = previousLaunches(doc, backend);
+        List<Probe> probes = earlierProbes(backend, profile, search, doc);
         Servers servers = new Servers(backend, profile, reuse);
         try {
             OptionalLong next;
@@ -121,7 +119,7 @@ public final class Exploration {
                     servers.close();
                     ServerCommand cmd = ServerCommand.resolve(
                             experiment, backend, target, backend.port() == null ? 0 : backend.port());
-                    s = steps.clientError(backend, cmd, target, null, null, e);
+                    s = steps.clientError(backend, cmd, target, null, null, Phase.PREFLIGHT, e);
                 }
                 doc = doc.withScenario(s);
                 probes.add(probe(s, profile));
@@ -131,10 +129,10 @@ public final class Exploration {
             servers.close();
             doc = doc.withScenario(e.scenario());
             listener.stepFinished(e.scenario(), doc);
-            throw new Interrupted(doc);
+            throw new Interrupted(withFrontier(doc, backend, profile, search, probes, servers, "interrupted"));
         } catch (InterruptedException e) {
             servers.close();
-            throw new Interrupted(doc);
+            throw new Interrupted(withFrontier(doc, backend, profile, search, probes, servers, "interrupted"));
         } finally {
             servers.close();
         }
@@ -151,10 +149,59 @@ public final class Exploration {
                 listener.stepFinished(s, doc);
             }
         }
+        doc = withFrontier(doc, backend, profile, search, probes, servers, null);
+        listener.backendFinished(backend.name(), doc.frontier().get(backend.name()), doc);
+        return doc;
+    }
+
+    /** Thrown when a resumed folder's steps do not fit its experiment (a hand-edited file). */
+    public static final class ResumeMismatch extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        ResumeMismatch(String message) {
+            super(message);
+        }
+    }
+
+    // The probes of finished steps (on --resume), checked against the strategy before anything is launched.
+    private List<Probe> earlierProbes(Backend backend, EngineProfile profile, Strategy search, ResultDocument doc)
+            throws ResumeMismatch {
+        List<Probe> probes = new ArrayList<>();
+        for (Scenario s : doc.scenariosOf(backend.name())) {
+            if ("skipped".equals(s.outcome())) {
+                continue;
+            }
+            try {
+                probes.add(probe(s, profile));
+            } catch (IllegalArgumentException e) {
+                throw new ResumeMismatch("step " + s.targetLen() + " of " + backend.name() + ": " + e.getMessage());
+            }
+        }
+        if (search instanceof ListStrategy) {
+            List<Long> targets = experiment.sweep().targets();
+            List<Long> done = probes.stream().map(Probe::target).toList();
+            if (done.size() > targets.size() || !targets.subList(0, done.size()).equals(done)) {
+                throw new ResumeMismatch(backend.name() + " has steps " + done + " where the list is " + targets);
+            }
+        }
+        return probes;
+    }
+
+    private ResultDocument withFrontier(
+            ResultDocument doc,
+            Backend backend,
+            EngineProfile profile,
+            Strategy search,
+            List<Probe> probes,
+            Servers servers,
+            String stoppedBecause) {
         Frontier f = (search instanceof FrontierStrategy frontier
                         ? frontier.summary(probes)
                         : Frontier.of(probes, experiment.contextPad(), promptAllowance(profile)))
-                .withLaunches(launches + servers.launches);
+                .withLaunches(launches(doc, backend) + servers.discardedLaunches);
+        if (stoppedBecause != null) {
+            f = f.withStoppedBecause(stoppedBecause);
+        }
         FrontierEntry entry = new FrontierEntry(
                 f.maxOkTarget(),
                 f.minFailedTarget(),
@@ -165,17 +212,11 @@ public final class Exploration {
                 experiment.sweep().restart().name().toLowerCase(Locale.ROOT),
                 strategy.name().toLowerCase(Locale.ROOT),
                 f.stoppedBecause());
-        doc = doc.withFrontier(backend.name(), entry);
-        listener.backendFinished(backend.name(), entry, doc);
-        return doc;
+        return doc.withFrontier(backend.name(), entry);
     }
 
-    // A resumed run counts the launches its finished steps already spent.
-    private static int previousLaunches(ResultDocument doc, Backend backend) {
-        FrontierEntry earlier = doc.frontier().get(backend.name());
-        if (earlier != null) {
-            return earlier.launches();
-        }
+    // Servers that really started: each has its own pid, shared by the steps a kept server answered.
+    private static int launches(ResultDocument doc, Backend backend) {
         return (int) doc.scenariosOf(backend.name()).stream()
                 .filter(s -> s.server() != null && s.server().pid() != null)
                 .map(s -> s.server().pid())
@@ -261,7 +302,8 @@ public final class Exploration {
         private final boolean reuse;
         private StepRunner.Live live;
         private boolean maxRefused;
-        int launches;
+        /** Launches whose refusal at max was not recorded as a step: counted, since they cost their startup. */
+        int discardedLaunches;
 
         Servers(Backend backend, EngineProfile profile, boolean reuse) {
             this.backend = backend;
@@ -275,7 +317,6 @@ public final class Exploration {
                 return steps.measure(backend, profile, l.live(), target);
             }
             if (!reuse) {
-                launches++;
                 return steps.run(backend, profile, target);
             }
             if (live != null
@@ -284,17 +325,21 @@ public final class Exploration {
             }
             if (live == null) {
                 long launchAt = maxRefused ? target : Math.max(target, largestTarget());
-                launches++;
                 StepRunner.Launch l = steps.launch(backend, profile, launchAt);
                 if (l.failed() != null && launchAt != target) {
-                    // A server at max would not start: this and later targets get servers of their own length.
-                    // The refusal at max is recorded when max itself is probed.
+                    if (!REFUSED_FOR_LENGTH.contains(l.failed().outcome())) {
+                        // A timeout, a busy port, a crash: the same would happen at this target; it is its answer.
+                        return l.failed().withTarget(target);
+                    }
+                    // A server at max would not start for its length: this and later targets get servers of their
+                    // own length. The refusal at max is recorded when max itself is probed.
                     maxRefused = true;
-                    launches++;
+                    if (l.failed().server() != null && l.failed().server().pid() != null) {
+                        discardedLaunches++;
+                    }
                     l = steps.launch(backend, profile, target);
                 }
                 if (l.failed() != null) {
-                    maxRefused = true;
                     return l.failed();
                 }
                 live = l.live();

@@ -37,6 +37,9 @@ record StepFailure(
 
     /** The seeds' {@code error}: one sentence naming where it failed and why. */
     String sentence() {
+        if (failureClass == FailureClass.INTERRUPTED || failureClass == FailureClass.CLIENT_ERROR) {
+            return detail;
+        }
         String where = switch (phase) {
             case PREFLIGHT -> "not launched";
             case STARTUP, READINESS -> "server failed to start";

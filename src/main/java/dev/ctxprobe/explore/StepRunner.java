@@ -25,6 +25,7 @@ import dev.ctxprobe.launch.StopReport;
 import dev.ctxprobe.metrics.StepMetrics;
 import dev.ctxprobe.results.Scenario;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -72,9 +73,20 @@ final class StepRunner {
         } catch (RuntimeException e) {
             // A fault of ctxprobe's own must still stop the server it started and leave a classified step.
             return stop(
-                    clientError(backend, live.command(), target, live.logRelative(), live.facts(), e), live.handle());
+                    clientError(backend, live.command(), target, live.logRelative(), live.facts(), Phase.MEASURE, e),
+                    live.handle());
         }
         return stop(measured, live.handle());
+    }
+
+    // Each launch gets its own log: a relaunch for the same length (restart: on_failure after a crash, --resume)
+    // must not overwrite the log an earlier step's evidence points to.
+    private String freshLog(String stem) {
+        String name = "logs/" + stem + ".log";
+        for (int n = 2; Files.exists(runDir.resolve(name)); n++) {
+            name = "logs/" + stem + "." + n + ".log";
+        }
+        return name;
     }
 
     /** A step that failed because ctxprobe itself did: never hidden behind another class (spec 05). */
@@ -84,10 +96,11 @@ final class StepRunner {
             long target,
             String logRelative,
             Scenario.Server server,
+            Phase phase,
             RuntimeException e) {
         StepFailure f = StepFailure.of(
                 FailureClass.CLIENT_ERROR,
-                Phase.MEASURE,
+                phase,
                 "ctxprobe itself failed (" + e + "); this is a bug in ctxprobe, please report it with the log",
                 stackHead(e));
         return failed(backend, cmd, target, logRelative, server, f, null);
@@ -97,7 +110,7 @@ final class StepRunner {
     Launch launch(Backend backend, EngineProfile profile, long target) throws InterruptedException {
         int port = backend.port() != null ? backend.port() : Ports.free();
         ServerCommand cmd = ServerCommand.resolve(experiment, backend, target, port);
-        String logRelative = "logs/" + backend.name() + "_ctx_" + target + ".log";
+        String logRelative = freshLog(backend.name() + "_ctx_" + target);
         Path log = runDir.resolve(logRelative);
         if (!profile.launchesServer()) {
             return new Launch(new Live(null, cmd, null, null), null);
@@ -138,14 +151,30 @@ final class StepRunner {
                     List.of(String.valueOf(e)));
             return new Launch(null, failed(backend, cmd, cmd.targetLen(), null, null, f, null));
         }
-        Readiness ready;
         try {
-            ready = handle.awaitReady();
+            return awaitReady(backend, profile, cmd, handle, logRelative, memoryBefore);
         } catch (InterruptedException e) {
             Live live = new Live(handle, cmd, logRelative, facts(handle, null, Capacity.NONE, memoryBefore));
             throw new StepInterrupted(interrupted(backend, live, target, Phase.READINESS), e);
+        } catch (RuntimeException e) {
+            // Whatever broke in ctxprobe, the server it started must not outlive the step.
+            Scenario.Server facts = facts(handle, null, Capacity.NONE, memoryBefore);
+            return new Launch(
+                    null,
+                    stop(clientError(backend, cmd, cmd.targetLen(), logRelative, facts, Phase.READINESS, e), handle));
         }
-        List<String> lines = ServerLog.lines(log);
+    }
+
+    private Launch awaitReady(
+            Backend backend,
+            EngineProfile profile,
+            ServerCommand cmd,
+            ServerHandle handle,
+            String logRelative,
+            List<Long> memoryBefore)
+            throws InterruptedException {
+        Readiness ready = handle.awaitReady();
+        List<String> lines = ServerLog.lines(runDir.resolve(logRelative));
         Capacity capacity = profile.readCapacity(lines);
         if (ready instanceof Readiness.Ready r) {
             return new Launch(new Live(handle, cmd, logRelative, facts(handle, r, capacity, memoryBefore)), null);

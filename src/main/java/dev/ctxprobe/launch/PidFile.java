@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -81,6 +82,36 @@ public final class PidFile {
         return ProcessGroups.members(e.pgid()).stream()
                 .filter(pid -> ProcessGroups.startTicks(pid) >= e.startTicks())
                 .toList();
+    }
+
+    /**
+     * Stops every group this file names that is still ours and alive (TERM, wait, KILL) and forgets the ones that
+     * are gone; a group that survives KILL stays listed so the next look finds it again.
+     *
+     * @return one line per group found alive, for the user
+     */
+    public synchronized List<String> stopLeftovers(Duration termWait) {
+        List<String> report = new ArrayList<>();
+        for (Entry entry : List.copyOf(groups.values())) {
+            long pgid = entry.pgid();
+            List<Long> members = liveMembers(entry);
+            if (!members.isEmpty()) {
+                ProcessGroups.signal(pgid, "TERM");
+                if (!ProcessGroups.awaitGone(pgid, termWait)) {
+                    ProcessGroups.signal(pgid, "KILL");
+                    ProcessGroups.awaitGone(pgid, Duration.ofSeconds(5));
+                }
+                List<Long> left = liveMembers(entry);
+                report.add("stopped leftover server group " + pgid + " " + members + " from " + file.getParent()
+                        + (left.isEmpty() ? "" : "; still alive after KILL: " + left));
+                if (!left.isEmpty()) {
+                    continue;
+                }
+            }
+            groups.remove(pgid);
+        }
+        write();
+        return report;
     }
 
     private void write() {

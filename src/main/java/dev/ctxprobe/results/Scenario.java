@@ -31,6 +31,24 @@ public record Scenario(
         String log,
         List<Request> requests) {
 
+    /** This step as the answer for another target (a kept server's failure answers the target it was launched for). */
+    public Scenario withTarget(long target) {
+        return new Scenario(
+                backend,
+                target,
+                maxModelLen,
+                success,
+                serverArgs,
+                metrics,
+                error,
+                outcome,
+                failure,
+                server,
+                verification,
+                log,
+                requests);
+    }
+
     /**
      * Why a step failed.
      *

@@ -125,4 +125,20 @@ class FrontierIT {
         assertThat(f.get("min_failed_target").asLong() - ok).isLessThanOrEqualTo(256);
         assertThat(passed(doc)).contains(ok);
     }
+
+    @Test
+    void aKeptServerThatCrashesIsReplacedAndEachLaunchKeepsItsOwnLog() throws IOException {
+        JsonNode doc = run(
+                "crashes",
+                frontier(1024, 4096, 3, "  restart: on_failure\n"),
+                "sglang|sglang|--mode sglang --fault crash-mid-request");
+
+        List<String> logs = new ArrayList<>();
+        doc.get("scenarios").forEach(s -> {
+            assertThat(s.get("outcome").asString()).isEqualTo("server_crash");
+            logs.add(s.get("log").asString());
+        });
+        assertThat(logs).hasSizeGreaterThan(1).doesNotHaveDuplicates();
+        assertThat(doc.get("frontier").get("sglang").get("launches").asInt()).isEqualTo(logs.size());
+    }
 }

@@ -84,7 +84,7 @@ class ResumeIT {
         CliRun resumed = CliRun.of("run", "--resume", runDir.toString(), "--quiet");
 
         assertThat(resumed.exitCode()).as(resumed.out() + resumed.err()).isZero();
-        assertThat(resumed.out() + resumed.err()).contains("stopping leftover server group " + leftover);
+        assertThat(resumed.out() + resumed.err()).contains("stopped leftover server group " + leftover);
         FaultRuns.assertGroupsGone(List.of(leftover));
         JsonNode after = FaultRuns.results(runDir);
         groups.addAll(FaultRuns.serverGroups(after));

@@ -70,6 +70,9 @@ class ExperimentLoaderTest {
                 "  strategy: list|  strategy: bisect|6|13|'list' or 'frontier'",
                 "  tp: 8|  tp: [8]|4|7|single text",
                 "experiment: t1|experiment: 'a/b'|1|13|folder name",
+                "    port: 30012|    port: 30012\\n    health_path: /health x|12|18|without spaces",
+                "model: /m|model: /m\\nload: {output_len: '1'}|3|20|whole number",
+                "model: /m|model: /m\\ncontext_pad: 9223372036854775000|3|14|below 2147483647",
             })
     void mistakesAreLocated(String from, String to, int line, int column, String words) {
         String text = GOOD.replace(from, to.replace("\\n", "\n"));
