@@ -9,6 +9,10 @@ import dev.ctxprobe.hardware.MemorySnapshot;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Accelerator memory around each launch (spec 04): a server that left memory behind makes the next launch fail
@@ -24,35 +28,47 @@ final class GpuHygiene {
 
     private final HardwareProbe probe;
     private final Duration wait;
-    private final List<Long> baseline;
+    private final Map<Integer, Long> baseline;
 
     GpuHygiene(HardwareProbe probe, Duration wait) {
         this.probe = probe;
         this.wait = wait;
-        this.baseline = usedMiB();
+        this.baseline = used();
     }
 
-    /** Memory used per device now, or null when it cannot be read. */
+    /** Memory used per device now in device order, or null when it cannot be read. */
     List<Long> usedMiB() {
+        Map<Integer, Long> now = used();
+        return now == null ? null : List.copyOf(now.values());
+    }
+
+    private Map<Integer, Long> used() {
         MemorySnapshot s = probe.memoryUsed();
         if (!s.available() || s.devices().isEmpty()) {
             return null;
         }
-        List<Long> used = new ArrayList<>();
+        Map<Integer, Long> used = new TreeMap<>();
         for (Device d : s.devices()) {
-            used.add(d.memUsedMiB() == null ? 0L : d.memUsedMiB());
+            used.put(d.index(), d.memUsedMiB() == null ? 0L : d.memUsedMiB());
         }
         return used;
     }
 
-    /** Null when the accelerators are back at their baseline (after waiting if needed), else a gpu_busy failure. */
-    StepFailure preflight() throws InterruptedException {
+    /**
+     * Null when the backend's accelerators are back at their baseline (after waiting if needed), else a gpu_busy
+     * failure.
+     *
+     * @param env the backend's environment: its {@code *_VISIBLE_DEVICES} says which devices it uses, so that
+     *     another user's job on another device does not fail this step
+     */
+    StepFailure preflight(Map<String, String> env) throws InterruptedException {
         if (baseline == null) {
             return null;
         }
+        Set<Integer> devices = visibleDevices(env);
         long deadline = System.nanoTime() + wait.toNanos();
-        List<Long> now = usedMiB();
-        while (now != null && !atBaseline(now)) {
+        Map<Integer, Long> now = used();
+        while (now != null && !atBaseline(now, devices)) {
             if (System.nanoTime() > deadline) {
                 ComputeProcesses holders = probe.computeProcesses();
                 List<String> evidence = new ArrayList<>();
@@ -70,17 +86,32 @@ final class GpuHygiene {
                         evidence);
             }
             Thread.sleep(POLL.toMillis());
-            now = usedMiB();
+            now = used();
         }
         return null;
     }
 
-    private boolean atBaseline(List<Long> now) {
-        if (now.size() != baseline.size()) {
-            return false;
+    /** The device indices a backend's environment makes visible, or null for all of them. */
+    static Set<Integer> visibleDevices(Map<String, String> env) {
+        for (Map.Entry<String, String> e : env.entrySet()) {
+            if (e.getKey().endsWith("_VISIBLE_DEVICES") && e.getValue().strip().matches("\\d+(\\s*,\\s*\\d+)*")) {
+                Set<Integer> devices = new TreeSet<>();
+                for (String d : e.getValue().split(",")) {
+                    devices.add(Integer.parseInt(d.strip()));
+                }
+                return devices;
+            }
         }
-        for (int i = 0; i < now.size(); i++) {
-            if (now.get(i) > baseline.get(i) + TOLERANCE_MIB) {
+        return null;
+    }
+
+    private boolean atBaseline(Map<Integer, Long> now, Set<Integer> devices) {
+        for (Map.Entry<Integer, Long> d : now.entrySet()) {
+            if (devices != null && !devices.contains(d.getKey())) {
+                continue;
+            }
+            long before = baseline.getOrDefault(d.getKey(), 0L);
+            if (d.getValue() > before + TOLERANCE_MIB) {
                 return false;
             }
         }

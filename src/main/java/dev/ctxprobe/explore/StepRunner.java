@@ -125,7 +125,7 @@ final class StepRunner {
                             + " succeeded before launch"));
             return new Launch(null, failed(backend, cmd, cmd.targetLen(), null, null, f, null));
         }
-        StepFailure busy = gpu.preflight();
+        StepFailure busy = gpu.preflight(backend.env());
         if (busy != null) {
             return new Launch(null, failed(backend, cmd, cmd.targetLen(), null, null, busy, null));
         }
