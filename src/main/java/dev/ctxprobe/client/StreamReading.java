@@ -23,7 +23,7 @@ import tools.jackson.databind.json.JsonMapper;
 final class StreamReading {
 
     /** A longer line is not an SSE event of any engine; stop before it exhausts memory. */
-    static final long MAX_LINE_BYTES = 4L << 20;
+    private static final long MAX_LINE_BYTES = 4L << 20;
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final byte[] DATA = ascii("data:");
@@ -275,7 +275,7 @@ final class StreamReading {
         return new String(data, from, to - from, StandardCharsets.UTF_8);
     }
 
-    static String truncate(String text) {
+    private static String truncate(String text) {
         return text.length() <= CompletionClient.ERROR_HEAD_BYTES
                 ? text
                 : text.substring(0, CompletionClient.ERROR_HEAD_BYTES);
