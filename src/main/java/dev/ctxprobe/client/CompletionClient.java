@@ -7,7 +7,6 @@ import java.net.ProtocolException;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import okhttp3.Call;
@@ -22,12 +21,7 @@ import okhttp3.Response;
 import okhttp3.ResponseBody;
 import okio.Buffer;
 import okio.BufferedSource;
-import okio.ForwardingSource;
 import okio.Okio;
-import okio.Source;
-import tools.jackson.core.JacksonException;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Streams OpenAI {@code /v1/completions} requests and timestamps every server-sent event. Calls are
@@ -38,11 +32,7 @@ public final class CompletionClient implements AutoCloseable {
     /** How much of a non-200 body or an error event is kept: enough for any engine's message. */
     static final int ERROR_HEAD_BYTES = 2048;
 
-    /** A longer line is not an SSE event of any engine; stop before it exhausts memory. */
-    private static final long MAX_LINE_BYTES = 4L << 20;
-
     private static final MediaType JSON_TYPE = MediaType.get("application/json");
-    private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private final String completionsUrl;
     private final String authorization;
@@ -97,31 +87,27 @@ public final class CompletionClient implements AutoCloseable {
                 .post(RequestBody.create(request.body(), JSON_TYPE, 0, request.body().length))
                 .tag(SendTiming.class, timing)
                 .build();
-        Reading reading = new Reading();
+        StreamReading reading = new StreamReading();
         long start = System.nanoTime();
         Call call = http.newCall(httpRequest);
         try (Response response = call.execute()) {
             reading.status = response.code();
-            CountingSource counting = new CountingSource(response.body().source());
-            reading.counting = counting;
-            BufferedSource source = Okio.buffer(counting);
+            reading.counting = new StreamReading.CountingSource(response.body().source());
+            BufferedSource source = Okio.buffer(reading.counting);
             if (reading.status != 200) {
                 reading.outcome = RequestOutcome.HTTP_STATUS;
                 reading.errorText = head(source);
             } else if (isJson(response.body())) {
-                readJsonBody(source, counting, reading);
+                reading.readJsonBody(source);
             } else {
-                readEvents(source, counting, reading);
+                reading.readEvents(source);
             }
         } catch (IOException e) {
             reading.outcome = classify(e);
             reading.errorText = describe(e);
-        } catch (JacksonException e) {
-            reading.outcome = RequestOutcome.PROTOCOL_ERROR;
-            reading.errorText = "event is not valid JSON: " + e.getOriginalMessage();
         }
         long end = System.nanoTime();
-        return reading.toRecord(request, start, timing, end);
+        return record(reading, request, start, timing, end);
     }
 
     /** Cancels every call in flight; their records come back as failures at once. */
@@ -138,59 +124,6 @@ public final class CompletionClient implements AutoCloseable {
     private static boolean isJson(ResponseBody body) {
         MediaType type = body.contentType();
         return type != null && type.subtype().equalsIgnoreCase("json");
-    }
-
-    private static void readEvents(BufferedSource source, CountingSource counting, Reading reading) throws IOException {
-        String line;
-        while ((line = readLine(source)) != null) {
-            long arrival = counting.lastReadNanos;
-            if (line.isEmpty() || line.startsWith(":")) {
-                continue;
-            }
-            if (!line.startsWith("data:")) {
-                if (line.startsWith("event:") || line.startsWith("id:") || line.startsWith("retry:")) {
-                    continue;
-                }
-                reading.outcome = RequestOutcome.PROTOCOL_ERROR;
-                reading.errorText = "not a server-sent event line: " + truncate(line);
-                return;
-            }
-            String data = line.substring(line.startsWith("data: ") ? 6 : 5);
-            if (data.isBlank()) {
-                continue;
-            }
-            if (data.equals("[DONE]")) {
-                reading.sawDone = true;
-                break;
-            }
-            if (!reading.event(JSON.readTree(data), data, arrival)) {
-                return;
-            }
-        }
-        reading.outcome = reading.choiceEvents > 0 ? RequestOutcome.OK : RequestOutcome.NO_CHOICES;
-    }
-
-    /** A server that ignored {@code stream: true} answers with one JSON document. */
-    private static void readJsonBody(BufferedSource source, CountingSource counting, Reading reading)
-            throws IOException {
-        String body = source.readUtf8();
-        if (reading.event(JSON.readTree(body), body, counting.lastReadNanos)) {
-            reading.outcome = reading.choiceEvents > 0 ? RequestOutcome.OK : RequestOutcome.NO_CHOICES;
-        }
-    }
-
-    /** One line without its terminator, null at the end of the stream. */
-    private static String readLine(BufferedSource source) throws IOException {
-        long newline = source.indexOf((byte) '\n', 0, MAX_LINE_BYTES);
-        if (newline == -1) {
-            if (source.getBuffer().size() >= MAX_LINE_BYTES) {
-                throw new ProtocolException("stream line longer than " + MAX_LINE_BYTES + " bytes");
-            }
-            return source.exhausted() ? null : source.readUtf8();
-        }
-        String line = source.readUtf8(newline);
-        source.skip(1);
-        return line.endsWith("\r") ? line.substring(0, line.length() - 1) : line;
     }
 
     private static String head(BufferedSource source) throws IOException {
@@ -230,91 +163,41 @@ public final class CompletionClient implements AutoCloseable {
         return text.toString();
     }
 
-    private static String truncate(String text) {
-        return text.length() <= ERROR_HEAD_BYTES ? text : text.substring(0, ERROR_HEAD_BYTES);
-    }
-
-    /** What one stream has shown so far; survives an exception part-way through. */
-    private static final class Reading {
-        int status;
-        RequestOutcome outcome;
-        String errorText;
-        Integer promptTokens;
-        Integer completionTokens;
-        String finishReason;
-        int choiceEvents;
-        boolean sawDone;
-        Long tFirst;
-        Long tLast;
-        final List<Double> itlMs = new ArrayList<>();
-        CountingSource counting;
-
-        /** Takes in one event; false when it was an error event and reading should stop. */
-        boolean event(JsonNode event, String raw, long arrival) {
-            JsonNode error = event.get("error");
-            if (error != null && !error.isNull()) {
-                outcome = RequestOutcome.ERROR_EVENT;
-                errorText = truncate(raw);
-                return false;
-            }
-            JsonNode usage = event.get("usage");
-            if (usage != null && usage.isObject()) {
-                promptTokens = intOrNull(usage.get("prompt_tokens"));
-                completionTokens = intOrNull(usage.get("completion_tokens"));
-            }
-            JsonNode choices = event.get("choices");
-            if (choices != null && choices.isArray() && !choices.isEmpty()) {
-                choiceEvents++;
-                if (tFirst == null) {
-                    tFirst = arrival;
-                } else {
-                    itlMs.add(millis(arrival - tLast));
-                }
-                tLast = arrival;
-                JsonNode reason = choices.get(0).get("finish_reason");
-                if (reason != null && reason.isString()) {
-                    finishReason = reason.asString();
-                }
-            }
-            return true;
-        }
-
-        RequestRecord toRecord(CompletionRequest request, long start, SendTiming timing, long end) {
-            Long tSend = timing.headersStart;
-            Double sendMs = tSend != null && timing.bodyEnd != null ? millis(timing.bodyEnd - tSend) : null;
-            Double ttft = tSend != null && tFirst != null ? millis(tFirst - tSend) : null;
-            Double e2e = tSend != null && tLast != null ? millis(tLast - tSend) : null;
-            Double tpot = ttft != null && completionTokens != null && completionTokens > 1
-                    ? (e2e - ttft) / (completionTokens - 1)
-                    : null;
-            return new RequestRecord(
-                    request.index(),
-                    request.warmup(),
-                    request.targetLen(),
-                    status,
-                    outcome,
-                    promptTokens,
-                    completionTokens,
-                    finishReason,
-                    choiceEvents,
-                    sawDone,
-                    start,
-                    tSend,
-                    tFirst,
-                    tLast,
-                    end,
-                    sendMs,
-                    ttft,
-                    e2e,
-                    tpot,
-                    itlMs,
-                    errorText,
-                    counting != null ? counting.bytes : 0);
-        }
-
-        private static Integer intOrNull(JsonNode node) {
-            return node != null && node.canConvertToInt() ? node.asInt() : null;
-        }
+    private static RequestRecord record(
+            StreamReading reading, CompletionRequest request, long start, SendTiming timing, long end) {
+        Long tSend = timing.headersStart;
+        Long tFirst = reading.choiceEvents > 0 ? reading.tFirst : null;
+        Long tLast = reading.choiceEvents > 0 ? reading.tLast : null;
+        Double sendMs = tSend != null && timing.bodyEnd != null ? millis(timing.bodyEnd - tSend) : null;
+        Double ttft = tSend != null && tFirst != null ? millis(tFirst - tSend) : null;
+        Double e2e = tSend != null && tLast != null ? millis(tLast - tSend) : null;
+        Integer completionTokens = reading.completionTokens;
+        Double tpot = ttft != null && completionTokens != null && completionTokens > 1
+                ? (e2e - ttft) / (completionTokens - 1)
+                : null;
+        return new RequestRecord(
+                request.index(),
+                request.warmup(),
+                request.targetLen(),
+                reading.status,
+                reading.outcome,
+                reading.promptTokens,
+                completionTokens,
+                reading.finishReason,
+                reading.choiceEvents,
+                reading.sawDone,
+                start,
+                tSend,
+                tFirst,
+                tLast,
+                end,
+                sendMs,
+                ttft,
+                e2e,
+                tpot,
+                reading.itlMs(),
+                reading.errorText,
+                reading.counting != null ? reading.counting.bytes : 0);
     }
 
     private static double millis(long nanos) {
@@ -334,29 +217,6 @@ public final class CompletionClient implements AutoCloseable {
         @Override
         public void requestBodyEnd(Call call, long byteCount) {
             bodyEnd = System.nanoTime();
-        }
-    }
-
-    /**
-     * Counts body bytes and stamps each read from the network: events that came in one read share
-     * its arrival time, which is when the client could first have seen them.
-     */
-    private static final class CountingSource extends ForwardingSource {
-        long bytes;
-        long lastReadNanos;
-
-        CountingSource(Source delegate) {
-            super(delegate);
-        }
-
-        @Override
-        public long read(Buffer sink, long byteCount) throws IOException {
-            long read = super.read(sink, byteCount);
-            if (read > 0) {
-                lastReadNanos = System.nanoTime();
-                bytes += read;
-            }
-            return read;
         }
     }
 }

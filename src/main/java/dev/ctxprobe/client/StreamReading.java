@@ -1,0 +1,310 @@
+package dev.ctxprobe.client;
+
+import java.io.IOException;
+import java.net.ProtocolException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import okio.Buffer;
+import okio.BufferedSource;
+import okio.ForwardingSource;
+import okio.Source;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.JsonParser;
+import tools.jackson.core.JsonToken;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * What one response has shown so far, read event by event; survives an exception part-way through. Events are
+ * read as bytes and walked with Jackson's token stream, with no tree and no string per line, because at 1000
+ * streams on few cores every microsecond spent per event delays the arrival stamps of the other streams.
+ */
+final class StreamReading {
+
+    /** A longer line is not an SSE event of any engine; stop before it exhausts memory. */
+    private static final long MAX_LINE_BYTES = 4L << 20;
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final byte[] DATA = ascii("data:");
+    private static final byte[] DONE = ascii("[DONE]");
+    private static final byte[][] IGNORED_FIELDS = {ascii("event:"), ascii("id:"), ascii("retry:")};
+
+    int status;
+    RequestOutcome outcome;
+    String errorText;
+    Integer promptTokens;
+    Integer completionTokens;
+    String finishReason;
+    int choiceEvents;
+    boolean sawDone;
+    long tFirst;
+    long tLast;
+    CountingSource counting;
+    private double[] itlMs = new double[16];
+    private byte[] line = new byte[1024];
+
+    /** Reads server-sent events to {@code [DONE]}, the end of the stream, or the first error. */
+    void readEvents(BufferedSource source) throws IOException {
+        int length;
+        while ((length = readLine(source)) >= 0) {
+            // The read that completed this line, taken before any parsing.
+            long arrival = counting.lastReadNanos;
+            if (length == 0 || line[0] == ':') {
+                continue;
+            }
+            if (!startsWith(DATA, length)) {
+                if (isIgnoredField(length)) {
+                    continue;
+                }
+                outcome = RequestOutcome.PROTOCOL_ERROR;
+                errorText = "not a server-sent event line: " + truncate(text(0, length));
+                return;
+            }
+            int from = length > DATA.length && line[DATA.length] == ' ' ? DATA.length + 1 : DATA.length;
+            if (isBlank(from, length)) {
+                continue;
+            }
+            if (length - from == DONE.length && Arrays.equals(line, from, length, DONE, 0, DONE.length)) {
+                sawDone = true;
+                break;
+            }
+            if (!event(line, from, length, arrival)) {
+                return;
+            }
+        }
+        outcome = choiceEvents > 0 ? RequestOutcome.OK : RequestOutcome.NO_CHOICES;
+    }
+
+    /** A server that ignored {@code stream: true} answers with one JSON document. */
+    void readJsonBody(BufferedSource source) throws IOException {
+        byte[] body = source.readByteArray();
+        if (event(body, 0, body.length, counting.lastReadNanos)) {
+            outcome = choiceEvents > 0 ? RequestOutcome.OK : RequestOutcome.NO_CHOICES;
+        }
+    }
+
+    List<Double> itlMs() {
+        List<Double> gaps = new ArrayList<>(Math.max(0, choiceEvents - 1));
+        for (int i = 0; i < choiceEvents - 1; i++) {
+            gaps.add(itlMs[i]);
+        }
+        return gaps;
+    }
+
+    /** The length of the next line, without its terminator, read into {@link #line}; -1 at the end. */
+    private int readLine(BufferedSource source) throws IOException {
+        long newline = source.indexOf((byte) '\n', 0, MAX_LINE_BYTES);
+        long length = newline;
+        if (newline == -1) {
+            Buffer buffered = source.getBuffer();
+            if (buffered.size() >= MAX_LINE_BYTES) {
+                throw new ProtocolException("stream line longer than " + MAX_LINE_BYTES + " bytes");
+            }
+            // indexOf read to the end of the stream: what is buffered is the last, unterminated line.
+            if (source.exhausted()) {
+                return -1;
+            }
+            length = buffered.size();
+        }
+        int n = (int) length;
+        if (n > line.length) {
+            line = new byte[Math.max(n, line.length * 2)];
+        }
+        for (int done = 0; done < n; ) {
+            // Only buffered bytes are read here, so this ends; a segment boundary can split them.
+            done += source.read(line, done, n - done);
+        }
+        if (newline != -1) {
+            source.skip(1);
+        }
+        return n > 0 && line[n - 1] == '\r' ? n - 1 : n;
+    }
+
+    /** Takes in one event's JSON; false when it was an error event or not JSON, and reading should stop. */
+    private boolean event(byte[] data, int from, int to, long arrival) {
+        boolean error = false;
+        boolean choices = false;
+        boolean usage = false;
+        Integer prompt = null;
+        Integer completion = null;
+        String reason = null;
+        boolean trailing;
+        try (JsonParser p = JSON.createParser(data, from, to - from)) {
+            if (p.nextToken() == JsonToken.START_OBJECT) {
+                while (p.nextToken() == JsonToken.PROPERTY_NAME) {
+                    String name = p.currentName();
+                    JsonToken value = p.nextToken();
+                    switch (name) {
+                        case "error" -> {
+                            error = value != JsonToken.VALUE_NULL;
+                            p.skipChildren();
+                        }
+                        case "choices" -> {
+                            if (value == JsonToken.START_ARRAY) {
+                                choices = p.nextToken() != JsonToken.END_ARRAY;
+                                if (choices) {
+                                    reason = firstFinishReason(p);
+                                }
+                            } else {
+                                p.skipChildren();
+                            }
+                        }
+                        case "usage" -> {
+                            usage = value == JsonToken.START_OBJECT;
+                            if (usage) {
+                                while (p.nextToken() == JsonToken.PROPERTY_NAME) {
+                                    String field = p.currentName();
+                                    p.nextToken();
+                                    if (field.equals("prompt_tokens")) {
+                                        prompt = intOrNull(p);
+                                    } else if (field.equals("completion_tokens")) {
+                                        completion = intOrNull(p);
+                                    }
+                                    p.skipChildren();
+                                }
+                            } else {
+                                p.skipChildren();
+                            }
+                        }
+                        default -> p.skipChildren();
+                    }
+                }
+            } else {
+                p.skipChildren();
+            }
+            trailing = p.nextToken() != null;
+        } catch (JacksonException e) {
+            return notJson(e.getOriginalMessage(), data, from, to);
+        }
+        if (trailing) {
+            return notJson("content after the JSON value", data, from, to);
+        }
+        if (error) {
+            outcome = RequestOutcome.ERROR_EVENT;
+            errorText = truncate(text(data, from, to));
+            return false;
+        }
+        if (usage) {
+            promptTokens = prompt;
+            completionTokens = completion;
+        }
+        if (choices) {
+            if (choiceEvents > 0) {
+                if (choiceEvents > itlMs.length) {
+                    itlMs = Arrays.copyOf(itlMs, itlMs.length * 2);
+                }
+                itlMs[choiceEvents - 1] = (arrival - tLast) / 1e6;
+            } else {
+                tFirst = arrival;
+            }
+            tLast = arrival;
+            choiceEvents++;
+            if (reason != null) {
+                finishReason = reason;
+            }
+        }
+        return true;
+    }
+
+    private boolean notJson(String why, byte[] data, int from, int to) {
+        outcome = RequestOutcome.PROTOCOL_ERROR;
+        errorText = "event is not valid JSON: " + why + ": " + truncate(text(data, from, to));
+        return false;
+    }
+
+    /**
+     * With the parser on the first element of a non-empty {@code choices} array: that choice's string
+     * {@code finish_reason} or null, leaving the parser on the array's end.
+     */
+    private static String firstFinishReason(JsonParser p) {
+        String reason = null;
+        if (p.currentToken() == JsonToken.START_OBJECT) {
+            while (p.nextToken() == JsonToken.PROPERTY_NAME) {
+                boolean isReason = p.currentName().equals("finish_reason");
+                if (p.nextToken() == JsonToken.VALUE_STRING && isReason) {
+                    reason = p.getString();
+                }
+                p.skipChildren();
+            }
+        } else {
+            p.skipChildren();
+        }
+        while (p.nextToken() != JsonToken.END_ARRAY) {
+            p.skipChildren();
+        }
+        return reason;
+    }
+
+    private static Integer intOrNull(JsonParser p) {
+        JsonToken token = p.currentToken();
+        if (token != JsonToken.VALUE_NUMBER_INT && token != JsonToken.VALUE_NUMBER_FLOAT) {
+            return null;
+        }
+        double value = p.getDoubleValue();
+        return value >= Integer.MIN_VALUE && value <= Integer.MAX_VALUE ? (int) value : null;
+    }
+
+    private boolean startsWith(byte[] prefix, int length) {
+        return length >= prefix.length && Arrays.equals(line, 0, prefix.length, prefix, 0, prefix.length);
+    }
+
+    private boolean isIgnoredField(int length) {
+        for (byte[] field : IGNORED_FIELDS) {
+            if (startsWith(field, length)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private boolean isBlank(int from, int to) {
+        for (int i = from; i < to; i++) {
+            if (!Character.isWhitespace(line[i])) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private String text(int from, int to) {
+        return text(line, from, to);
+    }
+
+    private static String text(byte[] data, int from, int to) {
+        return new String(data, from, to - from, StandardCharsets.UTF_8);
+    }
+
+    private static String truncate(String text) {
+        return text.length() <= CompletionClient.ERROR_HEAD_BYTES
+                ? text
+                : text.substring(0, CompletionClient.ERROR_HEAD_BYTES);
+    }
+
+    private static byte[] ascii(String text) {
+        return text.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /**
+     * Counts body bytes and stamps each read from the network: events that came in one read share
+     * its arrival time, which is when the client could first have seen them.
+     */
+    static final class CountingSource extends ForwardingSource {
+        long bytes;
+        long lastReadNanos;
+
+        CountingSource(Source delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public long read(Buffer sink, long byteCount) throws IOException {
+            long read = super.read(sink, byteCount);
+            if (read > 0) {
+                lastReadNanos = System.nanoTime();
+                bytes += read;
+            }
+            return read;
+        }
+    }
+}
