@@ -73,6 +73,12 @@ final class StreamReading {
                 return;
             }
         }
+        if (!sawDone && promptTokens == null && choiceEvents > 0) {
+            // Neither [DONE] nor usage: the server closed the stream early, so the answer is not complete (spec 03).
+            outcome = RequestOutcome.CONNECTION_FAILED;
+            errorText = "the stream ended after " + choiceEvents + " events without usage or [DONE]";
+            return;
+        }
         outcome = choiceEvents > 0 ? RequestOutcome.OK : RequestOutcome.NO_CHOICES;
     }
 

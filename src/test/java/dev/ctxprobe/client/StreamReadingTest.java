@@ -197,4 +197,17 @@ class StreamReadingTest {
         assertThat(r.outcome).isEqualTo(RequestOutcome.PROTOCOL_ERROR);
         assertThat(r.errorText).endsWith("hello");
     }
+
+    @Test
+    void aStreamThatEndsWithoutUsageOrDoneIsNotAnAnswer() throws IOException {
+        StreamReading cut = read(new ChunkSource("data: " + CHOICE + "\n\n", "data: " + CHOICE + "\n\n"));
+        assertThat(cut.outcome).isEqualTo(RequestOutcome.CONNECTION_FAILED);
+        assertThat(cut.errorText).contains("without usage or [DONE]");
+
+        StreamReading usageOnly = read(new ChunkSource("data: " + CHOICE + "\n\n", "data: " + USAGE + "\n\n"));
+        assertThat(usageOnly.outcome).isEqualTo(RequestOutcome.OK);
+
+        StreamReading done = read(new ChunkSource("data: " + CHOICE + "\n\n", "data: [DONE]\n\n"));
+        assertThat(done.outcome).isEqualTo(RequestOutcome.OK);
+    }
 }
