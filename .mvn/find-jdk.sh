@@ -20,8 +20,13 @@ ctxprobe_find_jdk() {
       export JAVA_HOME
       return 0
     fi
+    if [ -n "$ctxprobe_v" ]; then
+      ctxprobe_why="release $ctxprobe_v, too old"
+    else
+      ctxprobe_why="no JDK (bin/java and bin/javac not both there)"
+    fi
     ctxprobe_tried="$ctxprobe_tried
-  $ctxprobe_home: ${ctxprobe_v:+release $ctxprobe_v, too old}${ctxprobe_v:-no JDK (bin/java and bin/javac not both there)}"
+  $ctxprobe_home: $ctxprobe_why"
   done
   echo "ctxprobe needs a JDK 21 or newer (25 recommended) and found none. Tried:$ctxprobe_tried" >&2
   echo "Install one (e.g. 'apt-get install openjdk-21-jdk-headless' or Temurin 25) or set JAVA_HOME to it." >&2
