@@ -325,7 +325,13 @@ public final class Exploration {
             }
             if (live == null) {
                 long launchAt = maxRefused ? target : Math.max(target, largestTarget());
-                StepRunner.Launch l = steps.launch(backend, profile, launchAt);
+                StepRunner.Launch l;
+                try {
+                    l = steps.launch(backend, profile, launchAt);
+                } catch (StepRunner.StepInterrupted e) {
+                    // The step interrupted is the probed target's, whatever length its server was launching at.
+                    throw new StepRunner.StepInterrupted(e.scenario().withTarget(target), e);
+                }
                 if (l.failed() != null && launchAt != target) {
                     if (!REFUSED_FOR_LENGTH.contains(l.failed().outcome())) {
                         // A timeout, a busy port, a crash: the same would happen at this target; it is its answer.
