@@ -126,12 +126,10 @@ public final class Exploration {
                 listener.stepFinished(s, doc);
             }
         } catch (StepRunner.StepInterrupted e) {
-            servers.close();
             doc = doc.withScenario(e.scenario());
             listener.stepFinished(e.scenario(), doc);
             throw new Interrupted(withFrontier(doc, backend, profile, search, probes, servers, "interrupted"));
         } catch (InterruptedException e) {
-            servers.close();
             throw new Interrupted(withFrontier(doc, backend, profile, search, probes, servers, "interrupted"));
         } finally {
             servers.close();

@@ -32,10 +32,6 @@ public final class PidFile {
         read(file).forEach(e -> groups.put(e.pgid(), e));
     }
 
-    public Path path() {
-        return file;
-    }
-
     /** Records a group whose leader is running now. */
     public synchronized void add(long pgid) {
         groups.put(pgid, new Entry(pgid, ProcessGroups.startTicks(pgid), ProcessGroups.bootId()));
