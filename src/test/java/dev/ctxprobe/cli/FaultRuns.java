@@ -25,19 +25,9 @@ final class FaultRuns {
 
     private FaultRuns() {}
 
-    /**
-     * A seed file by name: {@code ../shared/seeds} from the main checkout; a worktree sits deeper, so the nearest
-     * ancestor holding {@code shared/seeds} counts.
-     */
+    /** A seed file by name, from the repository's {@code seeds/} folder. */
     static Path seed(String name) {
-        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            Path seed = dir.resolve("shared/seeds").resolve(name);
-            if (Files.isRegularFile(seed)) {
-                return seed;
-            }
-        }
-        throw new AssertionError(
-                "no shared/seeds/" + name + " above " + Path.of("").toAbsolutePath());
+        return Path.of("seeds").resolve(name);
     }
 
     static Path h200Seed() {

@@ -10,7 +10,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Optional;
 import java.util.stream.Stream;
 
 /** Shared inputs of the report tests: the sample run, the seeds, and running the command with captured output. */
@@ -22,19 +21,8 @@ final class ReportFixtures {
 
     private ReportFixtures() {}
 
-    /**
-     * The seeds' folder: {@code ../shared/seeds} from the main checkout; a worktree may sit deeper, so the
-     * nearest ancestor holding {@code shared/seeds} counts.
-     */
-    static Optional<Path> seeds() {
-        for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-            Path candidate = dir.resolve("shared/seeds");
-            if (Files.isRegularFile(candidate.resolve("dsv4_h200_max_context_length.json"))) {
-                return Optional.of(candidate);
-            }
-        }
-        return Optional.empty();
-    }
+    /** The seeds: the two real result files of the shell loops ctxprobe replaces, kept in the repository. */
+    static final Path SEEDS = Path.of("seeds");
 
     static List<Path> seedFiles(Path seeds) throws IOException {
         try (Stream<Path> files = Files.list(seeds)) {

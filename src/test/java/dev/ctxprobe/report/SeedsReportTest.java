@@ -1,7 +1,6 @@
 package dev.ctxprobe.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -25,9 +24,7 @@ class SeedsReportTest {
 
     @Test
     void markdownReportShowsTheSeedsFrontiersAndTtftPerLength() throws Exception {
-        Path seeds = ReportFixtures.seeds().orElse(null);
-        assumeTrue(seeds != null, "the seeds (shared/seeds) are not next to this checkout");
-        List<Path> files = ReportFixtures.seedFiles(seeds);
+        List<Path> files = ReportFixtures.seedFiles(ReportFixtures.SEEDS);
 
         List<String> args = new ArrayList<>(List.of("report"));
         files.forEach(f -> args.add(f.toString()));
@@ -65,10 +62,7 @@ class SeedsReportTest {
 
     @Test
     void htmlComparesTheSeedsSideBySide() throws Exception {
-        Path seeds = ReportFixtures.seeds().orElse(null);
-        assumeTrue(seeds != null, "the seeds (shared/seeds) are not next to this checkout");
-
-        String html = Reports.render(ReportFixtures.seedFiles(seeds), Format.HTML);
+        String html = Reports.render(ReportFixtures.seedFiles(ReportFixtures.SEEDS), Format.HTML);
 
         for (String series : List.of(
                 "8x NVIDIA H200 143GB / sglang", "8x NVIDIA H200 143GB / vllm", "8x Kunlun P800 XPU / sglang")) {
