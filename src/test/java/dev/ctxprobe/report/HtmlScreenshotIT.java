@@ -1,8 +1,8 @@
 package dev.ctxprobe.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.ctxprobe.testsupport.Required;
 import java.awt.image.BufferedImage;
 import java.io.File;
 import java.nio.file.Files;
@@ -28,7 +28,7 @@ class HtmlScreenshotIT {
                 .filter(Files::isExecutable)
                 .findFirst()
                 .orElse(null);
-        assumeTrue(chromium != null, "chromium is not installed");
+        Required.assumePresent("chromium", chromium != null, "no /usr/bin/chromium (Debian package chromium)");
         Path page = Reports.writeAtomically(
                 dir.resolve("report.html"), Reports.render(List.of(ReportFixtures.SAMPLE), Format.HTML));
         Path png = dir.resolve("report.png");
