@@ -1,43 +1,44 @@
 package dev.ctxprobe.cli;
 
-import dev.ctxprobe.engine.FailureClass;
-import dev.ctxprobe.explore.Frontier;
-import dev.ctxprobe.explore.FrontierLine;
 import dev.ctxprobe.explore.RunListener;
-import dev.ctxprobe.results.FrontierEntry;
+import dev.ctxprobe.report.FrontierLine;
+import dev.ctxprobe.results.Frontier;
 import dev.ctxprobe.results.ResultDocument;
-import dev.ctxprobe.results.ResultFiles;
 import dev.ctxprobe.results.Scenario;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Locale;
 
 /**
- * The run's terminal output and its results file: one line per step as it finishes, the file rewritten after
- * every step, and a closing table led by the frontier line of each backend.
+ * The run's terminal output: one line per step as it finishes, then a closing table led by the frontier line of
+ * each backend. It prints only; the results are saved whether or not anyone listens.
  */
 final class Console implements RunListener {
     private final PrintStream out;
-    private final Path resultsFile;
     private final boolean quiet;
     private final boolean verbose;
     private final boolean live;
-    private int step;
+    private int steps;
 
-    Console(PrintStream out, Path resultsFile, boolean quiet, boolean verbose) {
+    /** @param stepsSoFar the steps already in the document (a resumed run counts on from them) */
+    Console(PrintStream out, boolean quiet, boolean verbose, int stepsSoFar) {
         this.out = out;
-        this.resultsFile = resultsFile;
         this.quiet = quiet;
         this.verbose = verbose;
+        this.steps = stepsSoFar;
         // On a terminal the step's line starts at launch and is finished in place; CI logs get whole lines.
         this.live = System.console() != null && System.getenv("CI") == null;
     }
 
     @Override
-    public void stepStarting(String backend, long target, long maxModelLen) {
+    public void runStarted(String experiment, Path runDir) {
+        if (!quiet) {
+            out.println("ctxprobe " + dev.ctxprobe.run.Version.of() + ": " + experiment + " -> " + runDir);
+        }
+    }
+
+    @Override
+    public synchronized void stepStarting(String backend, long target, long maxModelLen) {
         if (quiet) {
             return;
         }
@@ -45,31 +46,28 @@ final class Console implements RunListener {
             out.printf(
                     Locale.ROOT,
                     "[%d] %s %,d tokens: starting (max_model_len %,d)%n",
-                    step,
+                    steps + 1,
                     backend,
                     target,
                     maxModelLen);
         } else if (live) {
-            out.printf(Locale.ROOT, "[%d] %-10s %,11d  ...", step + 1, backend, target);
+            out.printf(Locale.ROOT, "[%d] %-10s %,11d  ...", steps + 1, backend, target);
             out.flush();
         }
     }
 
     @Override
-    public void stepFinished(Scenario s, ResultDocument doc) {
-        save(doc);
+    public synchronized void stepFinished(Scenario s, ResultDocument doc) {
         // Numbered by the document, so a resumed run and skipped steps count on from where they stand.
-        step = doc.scenarios().size();
+        steps = doc.scenarios().size();
         if (quiet) {
             return;
         }
         if (live && !verbose) {
             out.print("\r");
         }
-        out.println(stepLine(step, s));
-        if (s.server() != null
-                && s.server().leftoverPids() != null
-                && !s.server().leftoverPids().isEmpty()) {
+        out.println(stepLine(steps, s));
+        if (s.server() != null && !s.server().leftoverPids().isEmpty()) {
             out.println("      warning: processes " + s.server().leftoverPids() + " of this server survived KILL;"
                     + " they may hold the port or accelerator memory");
         }
@@ -79,17 +77,7 @@ final class Console implements RunListener {
     }
 
     @Override
-    public void backendFinished(String backend, FrontierEntry frontier, ResultDocument doc) {
-        save(doc);
-    }
-
-    void save(ResultDocument doc) {
-        try {
-            ResultFiles.write(resultsFile, doc);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + resultsFile + ": " + e.getMessage(), e);
-        }
-    }
+    public void backendFinished(String backend, Frontier frontier, ResultDocument doc) {}
 
     static String stepLine(int n, Scenario s) {
         String head = String.format(Locale.ROOT, "[%d] %-10s %,11d  ", n, s.backend(), s.targetLen());
@@ -98,7 +86,7 @@ final class Console implements RunListener {
                     + String.format(
                             Locale.ROOT,
                             "ok    TTFT %s  %,.0f tok/s%s",
-                            duration(s.metrics().ttftMs().p50()),
+                            duration(s.metrics().ttftMs().mean()),
                             s.metrics().inputTokenThroughput(),
                             s.server() != null && s.server().startupS() != null
                                     ? String.format(
@@ -108,7 +96,8 @@ final class Console implements RunListener {
                                     : "");
         }
         String error = s.error() == null ? "" : s.error();
-        return head + "FAIL  " + (error.startsWith(s.outcome()) ? error : s.outcome() + ": " + error);
+        String outcome = s.outcome().id();
+        return head + "FAIL  " + (error.startsWith(outcome) ? error : outcome + ": " + error);
     }
 
     /** The closing summary: frontier lines first, then a table of every step. */
@@ -137,43 +126,19 @@ final class Console implements RunListener {
                     s.backend(),
                     s.targetLen(),
                     s.maxModelLen(),
-                    s.outcome(),
-                    ok ? duration(s.metrics().ttftMs().p50()) : "-",
+                    s.outcome().id(),
+                    ok ? duration(s.metrics().ttftMs().mean()) : "-",
                     ok ? String.format(Locale.ROOT, "%,.0f", s.metrics().inputTokenThroughput()) : "-");
         }
         out.println();
-        out.println("results: " + runDir.resolve(ResultFiles.NAME));
+        out.println("results: " + runDir.resolve("results.json"));
     }
 
     private void frontierLines(ResultDocument doc) {
         int width =
                 doc.frontier().keySet().stream().mapToInt(String::length).max().orElse(6);
-        doc.frontier().forEach((backend, f) -> out.println(frontierLine(backend, width, f, doc.scenariosOf(backend))));
-    }
-
-    static String frontierLine(String backend, int width, FrontierEntry f, List<Scenario> steps) {
-        FailureClass next = null;
-        Double ttft = null;
-        for (Scenario s : steps) {
-            if (f.minFailedTarget() != null
-                    && s.targetLen() == f.minFailedTarget()
-                    && !s.success()
-                    && !"skipped".equals(s.outcome())) {
-                next = FailureClass.fromId(s.outcome());
-            }
-            if (f.maxOkTarget() != null && s.targetLen() == f.maxOkTarget() && s.success() && s.metrics() != null) {
-                ttft = s.metrics().ttftMs().p50() / 1000.0;
-            }
-        }
-        Frontier frontier = new Frontier(
-                f.maxOkTarget(),
-                f.minFailedTarget(),
-                f.bracketRatio(),
-                f.launches(),
-                f.predictedMax(),
-                f.nonMonotonic(),
-                f.stoppedBecause());
-        return FrontierLine.line(backend, width, frontier, next, ttft);
+        doc.frontier()
+                .forEach((backend, f) -> out.println(FrontierLine.line(backend, width, f, doc.scenariosOf(backend))));
     }
 
     static String duration(double ms) {

@@ -52,13 +52,12 @@ public final class Main implements Runnable {
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
-            return new String[] {"ctxprobe " + version()};
+            return new String[] {"ctxprobe " + dev.ctxprobe.run.Version.of()};
         }
     }
 
-    /** The tool version recorded in results metadata. */
-    public static String version() {
-        String v = Main.class.getPackage().getImplementationVersion();
-        return v == null ? "dev" : v;
+    /** A message to the user on stderr, prefixed with the program's name. */
+    static void err(String message) {
+        System.err.println("ctxprobe: " + message);
     }
 }

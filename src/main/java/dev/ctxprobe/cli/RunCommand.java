@@ -1,31 +1,18 @@
 package dev.ctxprobe.cli;
 
 import dev.ctxprobe.experiment.Experiment;
-import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.ExperimentError;
 import dev.ctxprobe.explore.Exploration;
-import dev.ctxprobe.hardware.Hardware;
-import dev.ctxprobe.hardware.HardwareProbe;
-import dev.ctxprobe.launch.LocalLauncher;
-import dev.ctxprobe.launch.PidFile;
-import dev.ctxprobe.report.Reports;
-import dev.ctxprobe.results.NewRun;
-import dev.ctxprobe.results.Provenance;
-import dev.ctxprobe.results.ResultDocument;
-import dev.ctxprobe.results.ResultFiles;
+import dev.ctxprobe.explore.Plan;
+import dev.ctxprobe.run.Experiments;
+import dev.ctxprobe.run.Run;
+import dev.ctxprobe.run.RunFolder;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -40,11 +27,6 @@ import picocli.CommandLine.Parameters;
             "Without a file, runs the built-in demo on the embedded engine (no GPU needed)."
         })
 final class RunCommand implements Callable<Integer> {
-    /** The experiment file kept in each run folder, so that --resume needs nothing else. */
-    static final String EXPERIMENT_COPY = "experiment.yaml";
-
-    static final String PID_FILE = "servers.pid";
-
     @Parameters(index = "0", arity = "0..1", paramLabel = "EXPERIMENT.yaml", description = "The experiment file.")
     Path file;
 
@@ -54,8 +36,12 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--backend", paramLabel = "NAME", description = "Run only this backend (repeatable).")
     List<String> onlyBackends = new ArrayList<>();
 
-    @Option(names = "--strategy", paramLabel = "list|frontier", description = "Override the file's sweep.strategy.")
-    String strategyOverride;
+    @Option(
+            names = "--strategy",
+            paramLabel = "list|frontier",
+            converter = StrategyOption.class,
+            description = "Override the file's sweep.strategy.")
+    Experiment.Strategy strategy;
 
     @Option(names = "--dry-run", description = "Print the plan and launch nothing.")
     boolean dryRun;
@@ -76,225 +62,73 @@ final class RunCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintStream stdout = System.out;
-        Experiment e;
-        String text;
-        Path script = file == null ? ExperimentInput.DEMO : file;
+        List<String> notices = new ArrayList<>();
+        RunFolder folder = null;
         try {
+            Experiment e;
             if (resume != null) {
-                Path copy = resume.resolve(EXPERIMENT_COPY);
-                if (!Files.isRegularFile(copy) || !Files.isRegularFile(resume.resolve(ResultFiles.NAME))) {
-                    ValidateCommand.err(resume + " is not a ctxprobe run folder (it needs " + EXPERIMENT_COPY + " and "
-                            + ResultFiles.NAME + ")");
-                    return Main.USAGE;
-                }
-                text = Files.readString(copy, StandardCharsets.UTF_8);
-                e = ExperimentInput.loader().parse(copy, text);
+                folder = RunFolder.resume(resume, notices);
+                e = overridden(folder.experiment());
             } else {
-                e = ExperimentInput.load(file);
-                text = ExperimentInput.text(file);
+                e = overridden(Experiments.load(file));
             }
+            if (dryRun) {
+                ValidateCommand.printPlan(Plan.of(e), verbose, stdout);
+                return Main.OK;
+            }
+            notices.forEach(stdout::println);
+            return execute(e, folder, stdout);
         } catch (ExperimentError err) {
             System.err.println(err.getMessage());
             return Main.USAGE;
-        } catch (IOException err) {
-            ValidateCommand.err("cannot read " + (resume != null ? resume : file) + ": " + err.getMessage());
+        } catch (IllegalArgumentException | RunFolder.Refused err) {
+            Main.err(err.getMessage());
             return Main.USAGE;
-        }
-        Experiment.Strategy strategy = e.sweep().strategy();
-        if (strategyOverride != null) {
-            switch (strategyOverride) {
-                case "list" -> strategy = Experiment.Strategy.LIST;
-                case "frontier" -> strategy = Experiment.Strategy.FRONTIER;
-                default -> {
-                    ValidateCommand.err("--strategy is 'list' or 'frontier', not '" + strategyOverride + "'");
-                    return Main.USAGE;
-                }
-            }
-            if (!ValidateCommand.canRun(e, strategy)) {
-                ValidateCommand.err(ValidateCommand.missingFor(strategy));
-                return Main.USAGE;
-            }
-        }
-        List<Backend> backends = selectBackends(e);
-        if (backends == null) {
-            return Main.USAGE;
-        }
-        if (dryRun) {
-            ValidateCommand.printPlan(e, backends, strategy, verbose, stdout);
-            return Main.OK;
-        }
-        try {
-            return execute(e, text, script, strategy, backends, stdout);
-        } catch (IOException err) {
-            ValidateCommand.err(err.getMessage());
-            return Main.FAILED;
-        }
-    }
-
-    private List<Backend> selectBackends(Experiment e) {
-        if (onlyBackends.isEmpty()) {
-            return e.backends();
-        }
-        Set<String> wanted = new LinkedHashSet<>(onlyBackends);
-        List<Backend> chosen =
-                e.backends().stream().filter(b -> wanted.contains(b.name())).toList();
-        wanted.removeAll(chosen.stream().map(Backend::name).toList());
-        if (!wanted.isEmpty()) {
-            ValidateCommand.err("unknown --backend " + wanted + ": the experiment has "
-                    + e.backends().stream().map(Backend::name).toList());
-            return null;
-        }
-        return chosen;
-    }
-
-    private int execute(
-            Experiment e,
-            String text,
-            Path script,
-            Experiment.Strategy strategy,
-            List<Backend> backends,
-            PrintStream stdout)
-            throws IOException {
-        OffsetDateTime started = OffsetDateTime.now(ZoneOffset.UTC);
-        Path runDir;
-        ResultDocument doc;
-        if (resume != null) {
-            runDir = resume;
-            try {
-                doc = ResultFiles.read(runDir.resolve(ResultFiles.NAME));
-            } catch (ResultFiles.ResultFileException err) {
-                ValidateCommand.err(err.getMessage());
-                return Main.USAGE;
-            }
-            doc = doc.withMetadata(doc.metadata().finished(null));
-        } else {
-            stopLeftoversOfEarlierRuns(out.resolve(e.name()), stdout);
-            runDir = newRunDir(out.resolve(e.name()), started);
-            Files.writeString(runDir.resolve(EXPERIMENT_COPY), text, StandardCharsets.UTF_8);
-            doc = NewRun.document(
-                    e,
-                    backends,
-                    strategy,
-                    hardware(e),
-                    new NewRun.Context(
-                            runDir.getFileName().toString(),
-                            started,
-                            HardwareProbe.system().host(),
-                            Main.version(),
-                            script.toString(),
-                            Provenance.pythonEnv(System.getenv()),
-                            file == null ? new Provenance.Git("", "clean") : Provenance.git(file)));
-        }
-        try (RunLock lock = RunLock.tryAcquire(runDir)) {
-            if (lock == null) {
-                ValidateCommand.err("another ctxprobe is running in " + runDir + "; wait for it or stop it first");
-                return Main.USAGE;
-            }
-            if (resume != null) {
-                stopLeftovers(runDir.resolve(PID_FILE), stdout);
-            }
-            return explore(e, strategy, backends, runDir, doc, stdout);
-        }
-    }
-
-    private int explore(
-            Experiment e,
-            Experiment.Strategy strategy,
-            List<Backend> backends,
-            Path runDir,
-            ResultDocument start,
-            PrintStream stdout) {
-        ResultDocument doc = start;
-        Path resultsFile = runDir.resolve(ResultFiles.NAME);
-        Console console = new Console(stdout, resultsFile, quiet, verbose);
-        console.save(doc);
-        if (!quiet) {
-            stdout.println("ctxprobe " + Main.version() + ": " + e.name() + " -> " + runDir);
-        }
-        PidFile pids = new PidFile(runDir.resolve(PID_FILE));
-        Exploration exploration =
-                new Exploration(e, strategy, new LocalLauncher(pids), HardwareProbe.system(), runDir, console);
-        int code = Main.OK;
-        try (Interrupts ignored = Interrupts.install(Thread.currentThread())) {
-            doc = exploration.run(doc, backends);
-        } catch (Exploration.Interrupted interrupted) {
-            doc = interrupted.document();
-            code = Main.INTERRUPTED;
         } catch (Exploration.ResumeMismatch mismatch) {
-            ValidateCommand.err("the steps in " + runDir + " do not fit its experiment (" + mismatch.getMessage()
+            Main.err("the steps in " + resume + " do not fit its experiment (" + mismatch.getMessage()
                     + "); restore the folder's experiment.yaml and results.json, or start a new run");
             return Main.USAGE;
-        }
-        // A Ctrl-C has done its work once the servers are stopped (or the last step was already done); left
-        // pending, it would cut the saving of the results and the report short.
-        Thread.interrupted();
-        if (code != Main.INTERRUPTED) {
-            doc = doc.withMetadata(doc.metadata().finished(NewRun.timestamp(OffsetDateTime.now(ZoneOffset.UTC))));
-        }
-        console.save(doc);
-        console.summary(doc, runDir);
-        try {
-            Path report = Reports.writeHtml(runDir);
-            if (!quiet) {
-                stdout.println("report:  " + report);
+        } catch (IOException | UncheckedIOException err) {
+            Main.err(err.getMessage());
+            return Main.FAILED;
+        } finally {
+            if (folder != null) {
+                try {
+                    folder.close();
+                } catch (IOException ignored) {
+                    // The lock goes with the process anyway.
+                }
             }
-        } catch (IOException | RuntimeException err) {
-            // The results are safe on disk; a report that cannot be drawn must not turn a finished run into an error.
-            ValidateCommand.err("the HTML report could not be written (" + err.getMessage() + "); run ctxprobe report "
-                    + runDir + " to retry");
         }
-        if (code == Main.INTERRUPTED) {
+    }
+
+    private Experiment overridden(Experiment e) {
+        Experiment chosen = strategy == null ? e : e.withStrategy(strategy);
+        return onlyBackends.isEmpty() ? chosen : chosen.withBackends(onlyBackends);
+    }
+
+    private int execute(Experiment e, RunFolder folder, PrintStream stdout)
+            throws IOException, RunFolder.Refused, Exploration.ResumeMismatch {
+        int before = folder == null ? 0 : folder.results().scenarios().size();
+        Console console = new Console(stdout, quiet, verbose, before);
+        Run run = new Run(console, stdout::println);
+        Run.Result result;
+        try (Interrupts ignored = Interrupts.install(Thread.currentThread())) {
+            result = folder == null ? run.start(e, Experiments.text(file), file, out) : run.resume(folder, e);
+        }
+        console.summary(result.document(), result.dir());
+        if (result.report() != null && !quiet) {
+            stdout.println("report:  " + result.report());
+        }
+        if (result.report() == null) {
+            Main.err("the HTML report could not be written (" + result.reportProblem() + "); run ctxprobe report "
+                    + result.dir() + " to retry");
+        }
+        if (result.ending() == Run.Ending.INTERRUPTED) {
             stdout.println("interrupted: servers stopped, partial results kept; continue with: ctxprobe run --resume "
-                    + runDir);
+                    + result.dir());
+            return Main.INTERRUPTED;
         }
-        return code;
-    }
-
-    private static Path newRunDir(Path experimentDir, OffsetDateTime started) throws IOException {
-        String id = started.format(NewRun.RUN_ID);
-        Files.createDirectories(experimentDir);
-        Path dir = experimentDir.resolve(id);
-        for (int n = 2; Files.exists(dir); n++) {
-            dir = experimentDir.resolve(id + "-" + n);
-        }
-        Files.createDirectories(dir.resolve("logs"));
-        return dir;
-    }
-
-    private static NewRun.HardwareFacts hardware(Experiment e) {
-        Experiment.HardwareSpec given = e.hardware();
-        if (given != null && given.name() != null) {
-            return new NewRun.HardwareFacts(given.name(), nz(given.accelerator()), nz(given.chip()));
-        }
-        Hardware hw = HardwareProbe.system().hardware();
-        return new NewRun.HardwareFacts(hw.name(), hw.accelerator(), hw.chip());
-    }
-
-    private static String nz(String s) {
-        return s == null ? "" : s;
-    }
-
-    // A run killed with SIGKILL leaves its pid file behind; its servers would hold the port and the memory.
-    private static void stopLeftoversOfEarlierRuns(Path experimentDir, PrintStream stdout) throws IOException {
-        if (!Files.isDirectory(experimentDir)) {
-            return;
-        }
-        try (DirectoryStream<Path> runs = Files.newDirectoryStream(experimentDir, Files::isDirectory)) {
-            for (Path run : runs) {
-                if (!Files.exists(run.resolve(PID_FILE))) {
-                    continue;
-                }
-                // A folder whose lock is held belongs to a run that is still going: its servers are not leftovers.
-                try (RunLock lock = RunLock.tryAcquire(run)) {
-                    if (lock != null) {
-                        stopLeftovers(run.resolve(PID_FILE), stdout);
-                    }
-                }
-            }
-        }
-    }
-
-    private static void stopLeftovers(Path pidFile, PrintStream stdout) {
-        new PidFile(pidFile).stopLeftovers(Duration.ofSeconds(10)).forEach(stdout::println);
+        return Main.OK;
     }
 }

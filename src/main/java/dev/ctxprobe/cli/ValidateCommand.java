@@ -1,13 +1,11 @@
 package dev.ctxprobe.cli;
 
 import dev.ctxprobe.experiment.Experiment;
-import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.ExperimentError;
-import dev.ctxprobe.experiment.ServerCommand;
+import dev.ctxprobe.explore.Plan;
+import dev.ctxprobe.run.Experiments;
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -33,49 +31,57 @@ final class ValidateCommand implements Callable<Integer> {
     public Integer call() {
         Experiment e;
         try {
-            e = ExperimentInput.load(file);
+            e = Experiments.load(file);
         } catch (ExperimentError err) {
             System.err.println(err.getMessage());
             return Main.USAGE;
         }
-        printPlan(e, e.backends(), e.sweep().strategy(), argv, System.out);
+        printPlan(Plan.of(e), argv, System.out);
         return Main.OK;
     }
 
     /** The plan as {@code validate} and {@code run --dry-run} print it. */
-    static void printPlan(
-            Experiment e, List<Backend> backends, Experiment.Strategy strategy, boolean argv, PrintStream out) {
+    static void printPlan(Plan plan, boolean argv, PrintStream out) {
+        Experiment e = plan.experiment();
         out.printf(
                 Locale.ROOT,
                 "experiment %s: %d backend(s), strategy %s, context_pad %d, restart %s%n",
                 e.name(),
-                backends.size(),
-                strategy.name().toLowerCase(Locale.ROOT),
+                plan.backends().size(),
+                e.sweep().strategy().name().toLowerCase(Locale.ROOT),
                 e.contextPad(),
                 e.sweep().restart().name().toLowerCase(Locale.ROOT));
-        for (Backend b : backends) {
+        for (Plan.BackendPlan b : plan.backends()) {
+            Experiment.Backend backend = b.backend();
             out.printf(
                     Locale.ROOT,
-                    "%nbackend %s (engine %s, %s)%n",
-                    b.name(),
-                    b.engine(),
-                    b.port() == null ? "port picked at each launch" : "port " + b.port());
-            if (b.command() == null) {
-                out.printf("  no launch: requests go to %s:%d%n", b.host(), b.port());
+                    "%nbackend %s (engine %s, %s%s)%n",
+                    backend.name(),
+                    backend.engine(),
+                    backend.port() == null ? "port picked at each launch" : "port " + backend.port(),
+                    backend.launcher().kind().equals("local")
+                            ? ""
+                            : ", launcher " + backend.launcher().kind());
+            if (backend.command() == null) {
+                out.printf("  no launch: requests go to %s:%d%n", backend.host(), backend.port());
             }
-            for (long target : targets(e, strategy)) {
-                ServerCommand c = ServerCommand.resolve(e, b, target, b.port() == null ? 0 : b.port());
-                out.printf(Locale.ROOT, "  target %d  max_model_len %d%n", target, c.maxModelLen());
-                if (b.command() != null) {
-                    out.println("    server_args: " + c.serverArgs());
+            for (Plan.Step step : b.steps()) {
+                out.printf(
+                        Locale.ROOT,
+                        "  target %d  max_model_len %d%n",
+                        step.target(),
+                        step.command().maxModelLen());
+                if (backend.command() != null) {
+                    out.println("    server_args: " + step.command().serverArgs());
                     // The exact vector, quoted: server_args cannot show where an argument with spaces begins and ends.
-                    out.println("    argv: " + JSON.writeValueAsString(c.argv()));
+                    out.println("    argv: "
+                            + JSON.writeValueAsString(step.command().argv()));
                 }
                 if (argv) {
-                    c.argv().forEach(a -> out.println("      " + a));
+                    step.command().argv().forEach(a -> out.println("      " + a));
                 }
             }
-            if (strategy == Experiment.Strategy.FRONTIER) {
+            if (b.searched()) {
                 Experiment.Frontier f = e.sweep().frontier();
                 out.printf(
                         Locale.ROOT,
@@ -88,33 +94,5 @@ final class ValidateCommand implements Callable<Integer> {
                         f.maxLaunches());
             }
         }
-    }
-
-    // The list's targets, or the frontier's curve and first probe (max): later probes depend on results.
-    private static List<Long> targets(Experiment e, Experiment.Strategy strategy) {
-        if (strategy == Experiment.Strategy.LIST) {
-            return e.sweep().targets();
-        }
-        Experiment.Frontier f = e.sweep().frontier();
-        List<Long> first = new ArrayList<>(e.sweep().curve());
-        first.add(f.max() / f.align() * f.align());
-        return first;
-    }
-
-    /** Used by {@code run --dry-run} to explain an experiment that sets no list for a list override. */
-    static boolean canRun(Experiment e, Experiment.Strategy strategy) {
-        return strategy == Experiment.Strategy.LIST
-                ? !e.sweep().targets().isEmpty()
-                : e.sweep().frontier() != null;
-    }
-
-    static String missingFor(Experiment.Strategy strategy) {
-        return strategy == Experiment.Strategy.LIST
-                ? "--strategy list needs 'sweep.targets' in the experiment file"
-                : "--strategy frontier needs 'sweep.frontier: {min: ..., max: ...}' in the experiment file";
-    }
-
-    static void err(String message) {
-        System.err.println("ctxprobe: " + message);
     }
 }

@@ -2,6 +2,7 @@ package dev.ctxprobe.engine;
 
 import static dev.ctxprobe.engine.LogText.fmt;
 
+import dev.ctxprobe.client.TokenRange;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;

@@ -4,6 +4,7 @@ import static dev.ctxprobe.engine.LogText.NUM;
 import static dev.ctxprobe.engine.LogText.fmt;
 import static dev.ctxprobe.engine.LogText.pattern;
 
+import dev.ctxprobe.client.TokenRange;
 import dev.ctxprobe.engine.EngineProfile.CapacityField;
 import dev.ctxprobe.engine.EngineProfile.CapacityRule;
 import dev.ctxprobe.engine.EngineProfile.Found;
@@ -29,9 +30,8 @@ public final class EngineProfiles {
 
     private static final String HEALTH = "/health";
     private static final String MODELS = "/v1/models";
-    private static final TokenRange DEFAULT_TOKENS = new TokenRange(1000, 30000);
-    // The embedded engine's byte vocabulary: ids 3..258 are the 256 byte tokens (spec 06).
-    private static final TokenRange EMBEDDED_TOKENS = new TokenRange(3, 259);
+    private static final TokenRange DEFAULT_TOKENS = TokenRange.DEFAULT;
+    private static final TokenRange EMBEDDED_TOKENS = TokenRange.EMBEDDED;
 
     private static final LongUnaryOperator MINUS_ONE = n -> n - 1;
     // SGLang keeps a token or two for itself (newer versions a few more); the search's pad covers the rest.

@@ -47,6 +47,19 @@ public enum FailureClass {
         return saysSomethingAboutLength;
     }
 
+    /**
+     * A kept server ({@code restart: on_failure}) that answered with this may still be busy with the abandoned
+     * prompt, so the next probe would time out too or measure a TTFT inflated by it: it is replaced.
+     */
+    public boolean replacesKeptServer() {
+        return this == TIMEOUT || this == HTTP_ERROR || this == SERVER_CRASH;
+    }
+
+    /** The server refused to start for its length; one launched for a shorter length may still start. */
+    public boolean refusedForLength() {
+        return this == KV_INSUFFICIENT || this == OOM_STARTUP || this == CONFIG_REJECTED;
+    }
+
     /** The id written in results, e.g. {@code kv_insufficient}. */
     public String id() {
         return name().toLowerCase(Locale.ROOT);

@@ -26,6 +26,55 @@ public record Experiment(
         Timeouts timeouts,
         List<Backend> backends) {
 
+    /**
+     * This experiment explored with another strategy, as {@code run --strategy} asks. A list needs targets: a file
+     * that gives only frontier bounds gets the lengths a shell loop would try, {@code min} doubled up to {@code
+     * max}. A frontier needs bounds: a file that gives only targets searches between its smallest and largest.
+     */
+    public Experiment withStrategy(Strategy strategy) {
+        if (strategy == sweep.strategy()) {
+            return this;
+        }
+        List<Long> targets = sweep.targets();
+        Frontier frontier = sweep.frontier();
+        if (strategy == Strategy.LIST && targets.isEmpty()) {
+            java.util.ArrayList<Long> doubling = new java.util.ArrayList<>();
+            for (long t = frontier.min(); t < frontier.max(); t = t * 2) {
+                doubling.add(t);
+            }
+            doubling.add(frontier.max());
+            targets = List.copyOf(doubling);
+        }
+        if (strategy == Strategy.FRONTIER && frontier == null) {
+            long min = targets.stream().mapToLong(Long::longValue).min().orElseThrow();
+            long max = targets.stream().mapToLong(Long::longValue).max().orElseThrow();
+            frontier = new Frontier(min, max, 0.01, Math.min(256, min), 12);
+        }
+        List<Long> curve = strategy == Strategy.LIST ? List.of() : sweep.curve();
+        Sweep s = new Sweep(strategy, targets, curve, sweep.stopAfterFailure(), frontier, sweep.restart());
+        return new Experiment(
+                file, name, description, model, hardware, env, vars, contextPad, load, s, timeouts, backends);
+    }
+
+    /**
+     * This experiment with only the named backends, in the file's order, as {@code run --backend} asks.
+     *
+     * @throws IllegalArgumentException naming the unknown ones and the known
+     */
+    public Experiment withBackends(java.util.Collection<String> names) {
+        java.util.Set<String> unknown = new java.util.LinkedHashSet<>(names);
+        backends.forEach(b -> unknown.remove(b.name()));
+        if (!unknown.isEmpty()) {
+            throw new IllegalArgumentException("no backend named " + String.join(", ", unknown) + " in " + file
+                    + "; its backends are "
+                    + String.join(", ", backends.stream().map(Backend::name).toList()));
+        }
+        List<Backend> chosen =
+                backends.stream().filter(b -> names.contains(b.name())).toList();
+        return new Experiment(
+                file, name, description, model, hardware, env, vars, contextPad, load, sweep, timeouts, chosen);
+    }
+
     /** Hardware facts given by the file instead of detected. */
     public record HardwareSpec(String name, String accelerator, String chip) {}
 
@@ -69,6 +118,16 @@ public record Experiment(
     /** Token ids {@code [from, to)} that are safe prompt fillers for a model's vocabulary. */
     public record IdRange(int from, int to) {}
 
+    /**
+     * Where a backend's servers run: a launcher kind ({@code local}, the default; {@code slurm}) and that kind's
+     * own options, as the file gives them.
+     */
+    public record Launcher(String kind, Map<String, Object> options) {
+        public Launcher {
+            options = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(options));
+        }
+    }
+
     /** Time limits of a step's phases. */
     public record Timeouts(Duration startup, Duration request, Duration shutdown) {}
 
@@ -83,6 +142,7 @@ public record Experiment(
      * @param startup the backend's own startup limit, or the experiment's
      * @param tokenIds ids to fill prompts with; null for the profile's
      * @param apiKeyEnv the name of an environment variable holding an API key, never its value
+     * @param launcher where its servers run: the file's top-level launcher with the backend's own keys on top
      */
     public record Backend(
             String name,
@@ -95,5 +155,6 @@ public record Experiment(
             String healthPath,
             Duration startup,
             IdRange tokenIds,
-            String apiKeyEnv) {}
+            String apiKeyEnv,
+            Launcher launcher) {}
 }

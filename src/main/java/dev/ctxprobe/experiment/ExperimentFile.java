@@ -18,6 +18,7 @@ record ExperimentFile(
         LoadFile load,
         SweepFile sweep,
         TimeoutsFile timeouts,
+        Object launcher,
         List<BackendFile> backends) {
 
     record HardwareFile(String name, String accelerator, String chip) {}
@@ -53,5 +54,6 @@ record ExperimentFile(
             String healthPath,
             Double startupS,
             List<Integer> tokenIds,
-            String apiKeyEnv) {}
+            String apiKeyEnv,
+            Object launcher) {}
 }

@@ -84,16 +84,43 @@ public final class ExperimentLoader {
             .withCoercionConfig(LogicalType.Boolean, c -> c.setCoercion(CoercionInputShape.String, CoercionAction.Fail))
             .build();
 
+    /** The launcher kinds a file may name and the check of each kind's own options. */
+    public interface LauncherKinds {
+        /** The kinds, the default first. */
+        List<String> kinds();
+
+        /** Problems of the options given to {@code kind}, one sentence per option name ("" for the whole). */
+        Map<String, String> check(String kind, Map<String, Object> options);
+    }
+
+    /** Only the default kind, {@code local}, which takes no options. */
+    public static final LauncherKinds LOCAL_ONLY = new LauncherKinds() {
+        @Override
+        public List<String> kinds() {
+            return List.of("local");
+        }
+
+        @Override
+        public Map<String, String> check(String kind, Map<String, Object> options) {
+            Map<String, String> problems = new LinkedHashMap<>();
+            options.keySet().forEach(k -> problems.put(k, "the local launcher takes no options; remove '" + k + "'"));
+            return problems;
+        }
+    };
+
     private final Set<String> knownEngines;
     private final Set<String> enginesWithoutLaunch;
+    private final LauncherKinds launchers;
 
     /**
      * @param knownEngines the engine profile names a backend may name
      * @param enginesWithoutLaunch engines that talk to an already-running endpoint and need no command
+     * @param launchers the launcher kinds a file may name
      */
-    public ExperimentLoader(Set<String> knownEngines, Set<String> enginesWithoutLaunch) {
+    public ExperimentLoader(Set<String> knownEngines, Set<String> enginesWithoutLaunch, LauncherKinds launchers) {
         this.knownEngines = new TreeSet<>(knownEngines);
         this.enginesWithoutLaunch = Set.copyOf(enginesWithoutLaunch);
+        this.launchers = launchers;
     }
 
     /** Loads and checks one file. */
@@ -267,7 +294,8 @@ public final class ExperimentLoader {
                             raw.hardware().name(),
                             raw.hardware().accelerator(),
                             raw.hardware().chip());
-            List<Backend> backends = checkBackends(raw.backends(), env, vars, timeouts);
+            Map<String, Object> launcher = launcherMap("launcher", raw.launcher());
+            List<Backend> backends = checkBackends(raw.backends(), env, vars, timeouts, launcher);
             return new Experiment(
                     file,
                     name,
@@ -500,8 +528,47 @@ public final class ExperimentLoader {
             return Duration.ofNanos(Math.round(v * 1e9));
         }
 
+        // `launcher: slurm` is short for `launcher: {kind: slurm}`.
+        private Map<String, Object> launcherMap(String path, Object raw) throws ExperimentError {
+            if (raw == null) {
+                return Map.of();
+            }
+            if (raw instanceof String kind) {
+                return Map.of("kind", kind);
+            }
+            if (raw instanceof Map<?, ?> m) {
+                Map<String, Object> out = new LinkedHashMap<>();
+                m.forEach((k, v) -> out.put(String.valueOf(k), v));
+                return out;
+            }
+            throw error(
+                    path,
+                    path + " is a launcher kind (" + String.join(", ", launchers.kinds())
+                            + ") or a mapping with 'kind' and that launcher's options");
+        }
+
+        private Experiment.Launcher checkLauncher(String path, Map<String, Object> merged) throws ExperimentError {
+            Object kind = merged.getOrDefault("kind", launchers.kinds().getFirst());
+            if (!(kind instanceof String k) || !launchers.kinds().contains(k)) {
+                throw error(
+                        path, "unknown launcher '" + kind + "': use one of " + String.join(", ", launchers.kinds()));
+            }
+            Map<String, Object> options = new LinkedHashMap<>(merged);
+            options.remove("kind");
+            Map<String, String> problems = launchers.check(k, options);
+            if (!problems.isEmpty()) {
+                Map.Entry<String, String> first = problems.entrySet().iterator().next();
+                throw error(first.getKey().isEmpty() ? path : path + "." + first.getKey(), first.getValue());
+            }
+            return new Experiment.Launcher(k, options);
+        }
+
         private List<Backend> checkBackends(
-                List<BackendFile> raw, Map<String, String> env, Map<String, Object> vars, Timeouts timeouts)
+                List<BackendFile> raw,
+                Map<String, String> env,
+                Map<String, Object> vars,
+                Timeouts timeouts,
+                Map<String, Object> launcher)
                 throws ExperimentError {
             if (raw == null || raw.isEmpty()) {
                 throw error("", "'backends' is missing: list at least one engine with its server command");
@@ -577,6 +644,15 @@ public final class ExperimentLoader {
                             at + ".api_key_env",
                             "api_key_env names an environment variable (e.g. OPENAI_API_KEY), never the key itself");
                 }
+                Map<String, Object> ownLauncher = new LinkedHashMap<>(launcher);
+                Map<String, Object> override = launcherMap(at + ".launcher", b.launcher());
+                if (override.containsKey("kind") && !override.get("kind").equals(launcher.get("kind"))) {
+                    // Another kind's options do not carry over.
+                    ownLauncher.clear();
+                }
+                ownLauncher.putAll(override);
+                Experiment.Launcher where =
+                        checkLauncher(b.launcher() != null ? at + ".launcher" : "launcher", ownLauncher);
                 backends.add(new Backend(
                         name,
                         engine,
@@ -588,7 +664,8 @@ public final class ExperimentLoader {
                         health,
                         b.startupS() == null ? timeouts.startup() : seconds(at + ".startup_s", b.startupS(), 0),
                         ids,
-                        b.apiKeyEnv()));
+                        b.apiKeyEnv(),
+                        where));
             }
             return List.copyOf(backends);
         }

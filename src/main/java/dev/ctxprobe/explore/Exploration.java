@@ -1,107 +1,85 @@
 package dev.ctxprobe.explore;
 
 import dev.ctxprobe.engine.EngineProfile;
-import dev.ctxprobe.engine.EngineProfiles;
-import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.Experiment.Restart;
-import dev.ctxprobe.experiment.ServerCommand;
-import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.launch.Launcher;
-import dev.ctxprobe.results.FrontierEntry;
+import dev.ctxprobe.launch.StopReport;
+import dev.ctxprobe.results.Frontier;
+import dev.ctxprobe.results.Recorder;
 import dev.ctxprobe.results.ResultDocument;
 import dev.ctxprobe.results.Scenario;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.OptionalLong;
 import java.util.Set;
-import java.util.stream.Collectors;
+import java.util.function.Function;
 
 /**
- * Runs an experiment's backends one after the other: the strategy picks a target, the step runner runs it, the
- * result goes back to the strategy, until the strategy is done (spec 00, the way data flows).
+ * Runs a plan's backends one after the other: the strategy picks a target, the step runner runs it, the result is
+ * recorded and goes back to the strategy, until the strategy is done.
  */
 public final class Exploration {
-    /** Startup failures at max that say the length is too much, so a shorter server may still start. */
-    private static final Set<String> REFUSED_FOR_LENGTH =
-            Set.of(FailureClass.KV_INSUFFICIENT.id(), FailureClass.OOM_STARTUP.id(), FailureClass.CONFIG_REJECTED.id());
-
-    /** Outcomes after which a kept server ({@code restart: on_failure}) is replaced before the next probe. */
-    private static final Set<String> REPLACE_AFTER =
-            Set.of(FailureClass.TIMEOUT.id(), FailureClass.HTTP_ERROR.id(), FailureClass.SERVER_CRASH.id());
-
+    private final Plan plan;
     private final Experiment experiment;
-    private final Experiment.Strategy strategy;
     private final StepRunner steps;
+    private final Recorder recorder;
     private final RunListener listener;
 
     /**
-     * @param strategy the file's strategy, or the command line's override
+     * @param launchers the launcher of each backend's servers
      * @param runDir where step logs go
+     * @param recorder holds the document to continue (a new run's, or an earlier one for {@code --resume}: finished
+     *     steps are kept, an interrupted step runs again) and saves every step
      */
     public Exploration(
-            Experiment experiment,
-            Experiment.Strategy strategy,
-            Launcher launcher,
-            HardwareProbe hardware,
-            Path runDir,
-            RunListener listener) {
-        this.experiment = experiment;
-        this.strategy = strategy;
-        this.steps = new StepRunner(
-                experiment,
-                launcher,
-                runDir,
-                new GpuHygiene(hardware, experiment.timeouts().shutdown()));
+            Plan plan, Function<Backend, Launcher> launchers, Path runDir, Recorder recorder, RunListener listener) {
+        this.plan = plan;
+        this.experiment = plan.experiment();
+        this.steps = new StepRunner(experiment, launchers, runDir);
+        this.recorder = recorder;
         this.listener = listener;
     }
 
-    /** Thrown when the user stops the run; carries the document with the interrupted step. */
+    /** Thrown when the user stops the run; the recorder holds the document with the interrupted step. */
     public static final class Interrupted extends Exception {
         private static final long serialVersionUID = 1L;
-        private final transient ResultDocument document;
 
-        Interrupted(ResultDocument document) {
+        Interrupted() {
             super("interrupted");
-            this.document = document;
-        }
-
-        public ResultDocument document() {
-            return document;
         }
     }
 
-    /**
-     * Explores {@code backends}, continuing {@code start} (empty for a new run, the earlier document for
-     * {@code --resume}: finished steps are kept, an interrupted step runs again).
-     */
-    public ResultDocument run(ResultDocument start, List<Backend> backends) throws Interrupted, ResumeMismatch {
-        ResultDocument doc = withoutInterrupted(start);
-        for (Backend b : backends) {
-            doc = explore(b, doc);
+    /** Thrown when a resumed folder's steps do not fit its experiment (a hand-edited file). */
+    public static final class ResumeMismatch extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        ResumeMismatch(String message) {
+            super(message);
         }
-        return doc;
     }
 
-    private static ResultDocument withoutInterrupted(ResultDocument d) {
-        List<Scenario> kept = d.scenarios().stream()
-                .filter(s -> !FailureClass.INTERRUPTED.id().equals(s.outcome()))
-                .toList();
-        return new ResultDocument(d.metadata(), d.config(), kept, d.frontier());
+    /** Explores every backend of the plan and returns the final document. */
+    public ResultDocument run() throws Interrupted, ResumeMismatch {
+        recorder.update(ResultDocument::withoutInterrupted);
+        for (Plan.BackendPlan b : plan.backends()) {
+            explore(b);
+        }
+        return recorder.document();
     }
 
-    private ResultDocument explore(Backend backend, ResultDocument start) throws Interrupted, ResumeMismatch {
-        EngineProfile profile = EngineProfiles.get(backend.engine());
-        Strategy search = strategyFor(profile);
-        Strategy chooser = strategy == Experiment.Strategy.FRONTIER ? withCurve(search) : search;
-        boolean reuse = experiment.sweep().restart() == Restart.ON_FAILURE;
-        ResultDocument doc = start;
-        List<Probe> probes = earlierProbes(backend, profile, search, doc);
-        Servers servers = new Servers(backend, profile, reuse);
+    private void explore(Plan.BackendPlan bp) throws Interrupted, ResumeMismatch {
+        Backend backend = bp.backend();
+        Strategy chooser = plan.strategy(bp);
+        List<Probe> probes = earlierProbes(bp, chooser);
+        boolean reuse = experiment.sweep().restart() == Restart.ON_FAILURE
+                && bp.profile().launchesServer();
+        Servers servers = new Servers(backend, bp.profile(), reuse);
         try {
             OptionalLong next;
             while ((next = chooser.next(probes)).isPresent()) {
@@ -117,177 +95,108 @@ public final class Exploration {
                     s = servers.step(target);
                 } catch (RuntimeException e) {
                     servers.close();
-                    ServerCommand cmd = ServerCommand.resolve(
-                            experiment, backend, target, backend.port() == null ? 0 : backend.port());
-                    s = steps.clientError(backend, cmd, target, null, null, Phase.PREFLIGHT, e);
+                    s = steps.clientError(
+                            backend, steps.command(backend, target), target, null, null, Phase.PREFLIGHT, e);
                 }
-                doc = doc.withScenario(s);
-                probes.add(probe(s, profile));
-                listener.stepFinished(s, doc);
+                record(s, servers);
+                probes.add(probe(s, bp.profile()));
             }
         } catch (StepRunner.StepInterrupted e) {
-            doc = doc.withScenario(e.scenario());
-            listener.stepFinished(e.scenario(), doc);
-            throw new Interrupted(withFrontier(doc, backend, profile, search, probes, servers, "interrupted"));
+            record(e.scenario(), servers);
+            servers.close();
+            recordAnswer(bp, probes, servers, Frontier.INTERRUPTED);
+            throw new Interrupted();
         } catch (InterruptedException e) {
-            throw new Interrupted(withFrontier(doc, backend, profile, search, probes, servers, "interrupted"));
+            servers.close();
+            recordAnswer(bp, probes, servers, Frontier.INTERRUPTED);
+            throw new Interrupted();
         } finally {
             servers.close();
         }
-        if (search instanceof ListStrategy list) {
-            Set<Long> recorded = doc.scenariosOf(backend.name()).stream()
-                    .map(Scenario::targetLen)
-                    .collect(Collectors.toSet());
+        if (chooser instanceof ListStrategy list) {
+            Set<Long> recorded = new java.util.HashSet<>();
+            recorder.document().scenariosOf(backend.name()).forEach(s -> recorded.add(s.targetLen()));
             for (long skipped : list.skipped(probes)) {
-                if (recorded.contains(skipped)) {
-                    continue;
+                if (!recorded.contains(skipped)) {
+                    record(steps.skipped(backend, skipped), servers);
                 }
-                Scenario s = skipped(backend, skipped);
-                doc = doc.withScenario(s);
-                listener.stepFinished(s, doc);
             }
         }
-        doc = withFrontier(doc, backend, profile, search, probes, servers, null);
+        ResultDocument doc = recordAnswer(bp, probes, servers, null);
         listener.backendFinished(backend.name(), doc.frontier().get(backend.name()), doc);
-        return doc;
     }
 
-    /** Thrown when a resumed folder's steps do not fit its experiment (a hand-edited file). */
-    public static final class ResumeMismatch extends Exception {
-        private static final long serialVersionUID = 1L;
-
-        ResumeMismatch(String message) {
-            super(message);
-        }
+    private void record(Scenario s, Servers servers) {
+        int[] index = new int[1];
+        ResultDocument doc = recorder.update(d -> {
+            index[0] = d.scenarios().size();
+            return d.withScenario(s);
+        });
+        servers.recorded(s, index[0]);
+        listener.stepFinished(s, doc);
     }
 
     // The probes of finished steps (on --resume), checked against the strategy before anything is launched.
-    private List<Probe> earlierProbes(Backend backend, EngineProfile profile, Strategy search, ResultDocument doc)
-            throws ResumeMismatch {
+    private List<Probe> earlierProbes(Plan.BackendPlan bp, Strategy chooser) throws ResumeMismatch {
         List<Probe> probes = new ArrayList<>();
-        for (Scenario s : doc.scenariosOf(backend.name())) {
-            if ("skipped".equals(s.outcome())) {
-                continue;
-            }
-            try {
-                probes.add(probe(s, profile));
-            } catch (IllegalArgumentException e) {
-                throw new ResumeMismatch("step " + s.targetLen() + " of " + backend.name() + ": " + e.getMessage());
+        for (Scenario s : recorder.document().scenariosOf(bp.backend().name())) {
+            if (s.outcome().launched()) {
+                probes.add(probe(s, bp.profile()));
             }
         }
-        if (search instanceof ListStrategy) {
+        if (chooser instanceof ListStrategy) {
             List<Long> targets = experiment.sweep().targets();
             List<Long> done = probes.stream().map(Probe::target).toList();
             if (done.size() > targets.size() || !targets.subList(0, done.size()).equals(done)) {
-                throw new ResumeMismatch(backend.name() + " has steps " + done + " where the list is " + targets);
+                throw new ResumeMismatch(bp.backend().name() + " has steps " + done + " where the list is " + targets);
             }
         }
         return probes;
     }
 
-    private ResultDocument withFrontier(
-            ResultDocument doc,
-            Backend backend,
-            EngineProfile profile,
-            Strategy search,
-            List<Probe> probes,
-            Servers servers,
-            String stoppedBecause) {
-        Frontier f = (search instanceof FrontierStrategy frontier
-                        ? frontier.summary(probes)
-                        : Frontier.of(probes, experiment.contextPad(), promptAllowance(profile)))
-                .withLaunches(launches(doc, backend) + servers.discardedLaunches);
-        if (stoppedBecause != null) {
-            f = f.withStoppedBecause(stoppedBecause);
-        }
-        FrontierEntry entry = new FrontierEntry(
-                f.maxOkTarget(),
-                f.minFailedTarget(),
-                f.bracketRatio(),
-                f.launches(),
-                f.predictedMax(),
-                f.nonMonotonic(),
-                experiment.sweep().restart().name().toLowerCase(Locale.ROOT),
-                strategy.name().toLowerCase(Locale.ROOT),
-                f.stoppedBecause());
-        return doc.withFrontier(backend.name(), entry);
+    private ResultDocument recordAnswer(Plan.BackendPlan bp, List<Probe> probes, Servers servers, String stopped) {
+        String name = bp.backend().name();
+        return recorder.update(d -> {
+            Frontier f = plan.answer(bp, probes)
+                    .withLaunches(launches(d.scenariosOf(name)) + servers.unrecordedLaunches())
+                    .producedBy(
+                            experiment.sweep().strategy().name().toLowerCase(Locale.ROOT),
+                            experiment.sweep().restart().name().toLowerCase(Locale.ROOT));
+            return d.withFrontier(name, stopped == null ? f : f.withStoppedBecause(stopped));
+        });
     }
 
-    // Servers that really started: each has its own pid, shared by the steps a kept server answered.
-    private static int launches(ResultDocument doc, Backend backend) {
-        return (int) doc.scenariosOf(backend.name()).stream()
-                .filter(s -> s.server() != null && s.server().pid() != null)
-                .map(s -> s.server().pid())
-                .distinct()
-                .count();
-    }
-
-    private Strategy strategyFor(EngineProfile profile) {
-        Experiment.Sweep sweep = experiment.sweep();
-        if (strategy == Experiment.Strategy.LIST) {
-            return new ListStrategy(sweep.targets(), sweep.stopAfterFailure());
-        }
-        Experiment.Frontier f = sweep.frontier();
-        return new FrontierStrategy(new FrontierSettings(
-                f.min(),
-                f.max(),
-                f.precision(),
-                f.align(),
-                f.maxLaunches(),
-                experiment.contextPad(),
-                promptAllowance(profile)));
-    }
-
-    // The curve's lengths go first; the search is stateless, so it simply counts them among its probes.
-    private Strategy withCurve(Strategy search) {
-        List<Long> curve = experiment.sweep().curve();
-        if (curve.isEmpty()) {
-            return search;
-        }
-        return probes -> {
-            for (long target : curve) {
-                if (probes.stream().noneMatch(p -> p.target() == target)) {
-                    return OptionalLong.of(target);
-                }
+    // Servers that really started: each has its own id, shared by the steps a kept server answered.
+    private static int launches(List<Scenario> steps) {
+        Set<String> ids = new LinkedHashSet<>();
+        for (Scenario s : steps) {
+            String id = serverId(s);
+            if (id != null) {
+                ids.add(id);
             }
-            return search.next(probes);
-        };
+        }
+        return ids.size();
     }
 
-    // How far below a prompt-length hint the largest accepted prompt lies, by the engine's own rule.
-    private static long promptAllowance(EngineProfile profile) {
-        long reference = 1L << 20;
-        return reference - profile.largestPrompt(reference);
+    // Files written before servers had ids name them by pid.
+    private static String serverId(Scenario s) {
+        if (s.server() == null) {
+            return null;
+        }
+        if (s.server().id() != null) {
+            return s.server().id();
+        }
+        return s.server().pid() == null ? null : "local:" + s.server().pid();
     }
 
     static Probe probe(Scenario s, EngineProfile profile) {
-        FailureClass failure = s.success() ? null : FailureClass.fromId(s.outcome());
         Long hint = null;
         if (s.server() != null) {
             hint = s.server().maxContextHint() != null
                     ? s.server().maxContextHint()
                     : s.server().kvCapacityTokens();
         }
-        return new Probe(s.targetLen(), failure, hint, hint == null ? null : profile.hintKind());
-    }
-
-    private Scenario skipped(Backend backend, long target) {
-        ServerCommand cmd =
-                ServerCommand.resolve(experiment, backend, target, backend.port() == null ? 0 : backend.port());
-        return new Scenario(
-                backend.name(),
-                target,
-                cmd.maxModelLen(),
-                false,
-                cmd.serverArgs(),
-                null,
-                "skipped: an earlier step of this backend failed and sweep.stop_after_failure is true",
-                "skipped",
-                null,
-                null,
-                null,
-                null,
-                List.of());
+        return new Probe(s.targetLen(), s.outcome(), hint, hint == null ? null : profile.hintKind());
     }
 
     /**
@@ -299,9 +208,12 @@ public final class Exploration {
         private final EngineProfile profile;
         private final boolean reuse;
         private StepRunner.Live live;
+        /** Where the kept server's latest step sits in the document: its stop is recorded there. */
+        private int liveStepIndex = -1;
+        /** A server at the largest target refused to start: later servers are launched at their own target. */
         private boolean maxRefused;
-        /** Launches whose refusal at max was not recorded as a step: counted, since they cost their startup. */
-        int discardedLaunches;
+        /** That refusal, until it is recorded as the answer for the largest target. */
+        private Scenario refusalAtMax;
 
         Servers(Backend backend, EngineProfile profile, boolean reuse) {
             this.backend = backend;
@@ -317,6 +229,10 @@ public final class Exploration {
             if (!reuse) {
                 return steps.run(backend, profile, target);
             }
+            if (refusalAtMax != null && target == refusalAtMax.targetLen()) {
+                // That server was launched and refused already: the same command would only refuse again.
+                return refusalAtMax;
+            }
             if (live != null
                     && (!live.handle().isAlive() || live.command().maxModelLen() < target + experiment.contextPad())) {
                 close();
@@ -328,19 +244,18 @@ public final class Exploration {
                     l = steps.launch(backend, profile, launchAt);
                 } catch (StepRunner.StepInterrupted e) {
                     // The step interrupted is the probed target's, whatever length its server was launching at.
-                    throw new StepRunner.StepInterrupted(e.scenario().withTarget(target), e);
+                    throw new StepRunner.StepInterrupted(
+                            e.scenario().toBuilder().target(target).build(), e);
                 }
                 if (l.failed() != null && launchAt != target) {
-                    if (!REFUSED_FOR_LENGTH.contains(l.failed().outcome())) {
+                    if (!l.failed().outcome().worthRetryBelow()) {
                         // A timeout, a busy port, a crash: the same would happen at this target; it is its answer.
-                        return l.failed().withTarget(target);
+                        return l.failed().toBuilder().target(target).build();
                     }
                     // A server at max would not start for its length: this and later targets get servers of their
-                    // own length. The refusal at max is recorded when max itself is probed.
+                    // own length, and the refusal is the answer for max when the search asks for it.
                     maxRefused = true;
-                    if (l.failed().server() != null && l.failed().server().pid() != null) {
-                        discardedLaunches++;
-                    }
+                    refusalAtMax = l.failed();
                     l = steps.launch(backend, profile, target);
                 }
                 if (l.failed() != null) {
@@ -356,27 +271,58 @@ public final class Exploration {
                 live = null;
                 throw new StepRunner.StepInterrupted(steps.interrupted(backend, current, target, Phase.MEASURE), e);
             }
-            if (!current.handle().isAlive() || REPLACE_AFTER.contains(s.outcome())) {
-                // A server that hung or broke a stream may still be busy with the abandoned prompt: the next
-                // probe would time out too, or measure a TTFT inflated by it.
-                s = steps.stop(s, current.handle());
+            if (!current.handle().isAlive() || s.outcome().replacesKeptServer()) {
+                // A server that hung or broke a stream may still be busy with the abandoned prompt.
+                s = steps.stop(s, current);
                 live = null;
             }
             return s;
         }
 
+        /** A step went into the document at {@code index}. */
+        void recorded(Scenario s, int index) {
+            if (live != null
+                    && s.server() != null
+                    && live.facts().id().equals(s.server().id())) {
+                liveStepIndex = index;
+            }
+            if (s == refusalAtMax) {
+                refusalAtMax = null;
+            }
+        }
+
+        /** A refused launch at max that no step recorded still cost a launch. */
+        int unrecordedLaunches() {
+            return refusalAtMax != null
+                            && refusalAtMax.server() != null
+                            && refusalAtMax.server().id() != null
+                    ? 1
+                    : 0;
+        }
+
         private long largestTarget() {
             Experiment.Sweep sweep = experiment.sweep();
-            if (strategy == Experiment.Strategy.FRONTIER) {
-                return sweep.frontier().max();
+            if (sweep.strategy() == Experiment.Strategy.FRONTIER) {
+                return sweep.frontier().max()
+                        / sweep.frontier().align()
+                        * sweep.frontier().align();
             }
             return sweep.targets().stream().mapToLong(Long::longValue).max().orElseThrow();
         }
 
+        /** Stops a kept server and records what its stop showed on the last step it answered. */
         void close() {
-            if (live != null) {
-                live.handle().stop();
-                live = null;
+            if (live == null) {
+                return;
+            }
+            StepRunner.Live closing = live;
+            live = null;
+            StopReport report = closing.handle().stop();
+            if (liveStepIndex >= 0) {
+                int index = liveStepIndex;
+                liveStepIndex = -1;
+                recorder.update(d ->
+                        d.withScenarioAt(index, StepRunner.stopped(d.scenarios().get(index), report)));
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.ctxprobe.explore;
 
+import dev.ctxprobe.results.Frontier;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
@@ -32,12 +33,11 @@ public final class FrontierStrategy implements Strategy {
     }
 
     /**
-     * The answer so far: {@link Frontier#of} plus {@link Frontier#MAX_LAUNCHES} when the budget ran
-     * out before the search was done; while the search is still going, {@code stoppedBecause} is
-     * null.
+     * The answer so far: {@link Frontier#of} with the best hint, plus {@link Frontier#MAX_LAUNCHES} when the
+     * budget ran out before the search was done; while the search is still going, {@code stoppedBecause} is null.
      */
     public Frontier summary(List<Probe> probes) {
-        Frontier frontier = Frontier.of(probes, settings.pad(), settings.promptAllowance());
+        Frontier frontier = Strategy.answer(probes, settings.pad(), settings.promptAllowance());
         if (choose(probes).isEmpty()) {
             return frontier;
         }
@@ -49,7 +49,7 @@ public final class FrontierStrategy implements Strategy {
         Set<Long> probed = new HashSet<>();
         Long lo = null;
         for (Probe p : probes) {
-            if (!p.passed() && !p.failure().saysSomethingAboutLength()) {
+            if (p.outcome().endsSearch()) {
                 return OptionalLong.empty();
             }
             probed.add(p.target());
@@ -108,14 +108,14 @@ public final class FrontierStrategy implements Strategy {
     }
 
     private Long alignedHintTarget(Probe probe) {
-        Long target = Frontier.hintTarget(probe, settings.pad(), settings.promptAllowance());
+        Long target = probe.hintTarget(settings.pad(), settings.promptAllowance());
         return target == null ? null : settings.alignDown(target);
     }
 
     private static Long smallestFailureAbove(List<Probe> probes, long floor) {
         Long up = null;
         for (Probe p : probes) {
-            if (Frontier.isLengthFailure(p) && p.target() > floor && (up == null || p.target() < up)) {
+            if (p.lengthFailure() && p.target() > floor && (up == null || p.target() < up)) {
                 up = p.target();
             }
         }

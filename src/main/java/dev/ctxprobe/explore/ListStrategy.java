@@ -44,7 +44,8 @@ public final class ListStrategy implements Strategy {
 
     private boolean stopped(List<Probe> probes) {
         return probes.stream()
-                .anyMatch(p -> !p.passed() && (stopAfterFailure || !p.failure().saysSomethingAboutLength()));
+                .anyMatch(p -> p.outcome().endsSearch()
+                        || (stopAfterFailure && p.outcome().failed()));
     }
 
     // A probe list that does not follow the targets means the runner mixed up backends or files.

@@ -1,20 +1,41 @@
 package dev.ctxprobe.explore;
 
-import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.engine.HintKind;
+import dev.ctxprobe.results.Frontier;
+import dev.ctxprobe.results.Outcome;
 
 /**
- * What a strategy learns from one finished step: the target, whether a real request proved it,
- * and, for a failure, its class and any capacity the engine named.
+ * What a strategy learns from one finished step: the target, how it ended, and any capacity the engine named.
  *
  * @param target the prompt length probed (tokens)
- * @param failure null when the step passed
  * @param hintTokens a capacity named by the engine (refusal or capacity line), or null
  * @param hintKind what {@code hintTokens} limits; null when there is no hint
  */
-public record Probe(long target, FailureClass failure, Long hintTokens, HintKind hintKind) {
+public record Probe(long target, Outcome outcome, Long hintTokens, HintKind hintKind) {
+
+    /** A probe that passed ({@code failure} null) or failed with that class. */
+    static Probe of(long target, dev.ctxprobe.engine.FailureClass failure, Long hintTokens, HintKind hintKind) {
+        return new Probe(target, failure == null ? Outcome.OK : Outcome.failed(failure), hintTokens, hintKind);
+    }
 
     public boolean passed() {
-        return failure == null;
+        return outcome.passed();
+    }
+
+    /** A failure that answers "too long?" for this target. */
+    boolean lengthFailure() {
+        return outcome.boundsLength();
+    }
+
+    Frontier.Attempt attempt() {
+        return new Frontier.Attempt(target, outcome);
+    }
+
+    /** The largest target this probe's hint allows (unaligned), or null when it carries none. */
+    Long hintTarget(long pad, long promptAllowance) {
+        if (hintTokens == null || hintKind == null) {
+            return null;
+        }
+        return hintTokens - (hintKind == HintKind.MAX_MODEL_LEN ? pad : promptAllowance);
     }
 }

@@ -1,11 +1,17 @@
 package dev.ctxprobe.explore;
 
-import dev.ctxprobe.results.FrontierEntry;
+import dev.ctxprobe.results.Frontier;
 import dev.ctxprobe.results.ResultDocument;
 import dev.ctxprobe.results.Scenario;
 
-/** What an exploration tells the outside while it runs: the console prints it, the results file stores it. */
+/**
+ * What an exploration tells the outside while it runs (the console prints it). The results are saved by the
+ * {@link dev.ctxprobe.results.Recorder} before a listener hears of a step, whatever the listener does.
+ */
 public interface RunListener {
+    /** The run has its folder and is about to explore. */
+    void runStarted(String experiment, java.nio.file.Path runDir);
+
     /** A step is about to launch (or, on a reused server, to send). */
     void stepStarting(String backend, long target, long maxModelLen);
 
@@ -13,5 +19,5 @@ public interface RunListener {
     void stepFinished(Scenario step, ResultDocument doc);
 
     /** A backend's search ended with its answer. */
-    void backendFinished(String backend, FrontierEntry frontier, ResultDocument doc);
+    void backendFinished(String backend, Frontier frontier, ResultDocument doc);
 }

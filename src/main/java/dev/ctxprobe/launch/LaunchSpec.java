@@ -8,12 +8,15 @@ import java.util.Map;
 /**
  * Everything needed to start one server and know when it is ready.
  *
+ * @param name a name for the launch, unique within the run, e.g. {@code vllm_ctx_65536} (a cluster job's name)
  * @param argv the exact argument vector; a first word {@code ctxprobe} runs this very ctxprobe
- * @param env added to the inherited environment
+ * @param env added to the server's environment
  * @param logFile receives the server's stdout and stderr
+ * @param host the address the server binds (a wildcard is reached on loopback)
  * @param readinessPath polled with GET until it answers 200
  */
 public record LaunchSpec(
+        String name,
         List<String> argv,
         Map<String, String> env,
         Path logFile,
@@ -21,4 +24,10 @@ public record LaunchSpec(
         int port,
         String readinessPath,
         Duration startupTimeout,
-        Duration shutdownTimeout) {}
+        Duration shutdownTimeout) {
+
+    public LaunchSpec {
+        argv = List.copyOf(argv);
+        env = Map.copyOf(env);
+    }
+}

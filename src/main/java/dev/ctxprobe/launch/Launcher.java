@@ -1,13 +1,29 @@
 package dev.ctxprobe.launch;
 
-import java.io.IOException;
+import java.util.Optional;
 
-/** Starts servers; a local process group today, a Kubernetes Pod later (spec 01). */
-public interface Launcher {
+/**
+ * Starts servers where they run: a local process group ({@link LocalLauncher}), a cluster job, a Pod. Each launcher
+ * checks what must hold before a launch, records what it starts in the run's {@link Ledger}, and hands back a
+ * {@link ServerHandle} that knows its endpoint, its log and how it ended. Kinds are named in the experiment
+ * ({@code launcher: local}) and found through {@link Launchers}.
+ */
+public interface Launcher extends AutoCloseable {
     /**
-     * Starts the server described by {@code spec}.
-     *
-     * @throws IOException when the command cannot be started at all (missing program, unwritable log)
+     * What would make a launch of {@code spec} fail for reasons that say nothing about its length: a port already
+     * taken, accelerator memory still held after the last stop (waiting for it up to the spec's shutdown time).
+     * Empty when the launch may go ahead.
      */
-    ServerHandle launch(LaunchSpec spec) throws IOException;
+    Optional<Refusal> preflight(LaunchSpec spec) throws InterruptedException;
+
+    /**
+     * Starts the server described by {@code spec}; it is recorded in the ledger until its stop shows it gone.
+     *
+     * @throws LaunchException when the command cannot be started at all (missing program, unwritable log)
+     */
+    ServerHandle launch(LaunchSpec spec) throws LaunchException;
+
+    /** Releases what the launcher holds (no server: each handle is stopped by its owner). */
+    @Override
+    default void close() {}
 }

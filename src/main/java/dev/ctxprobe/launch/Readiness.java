@@ -10,9 +10,9 @@ public sealed interface Readiness {
     /** The readiness path answered 200. */
     record Ready(Duration after, String via) implements Readiness {}
 
-    /** The process exited before it was ready. */
-    record Exited(Duration after, int exitCode) implements Readiness {}
+    /** The server ended before it was ready. */
+    record Exited(Duration after, Termination how) implements Readiness {}
 
-    /** Still not ready when the startup time ran out; the process is still running. */
+    /** Still not ready when the startup time ran out; the server is still running. */
     record TimedOut(Duration after, String lastAnswer) implements Readiness {}
 }

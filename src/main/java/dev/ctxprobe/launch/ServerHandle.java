@@ -1,26 +1,38 @@
 package dev.ctxprobe.launch;
 
 import java.nio.file.Path;
-import java.util.OptionalInt;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 
-/** A launched server: its process group, its log, its readiness and its stop. */
+/** A launched server, wherever it runs: its name, where it answers, its log, its readiness, its end and its stop. */
 public interface ServerHandle {
-    /** The leader's pid, which is also its process group id. */
-    long pid();
+    /** The launcher's name for the server, unique within a run, e.g. {@code local:12345} or {@code slurm:678}. */
+    String id();
 
-    Path logFile();
+    /** Where requests go once it is ready. */
+    Endpoint endpoint();
 
-    /** Waits until ready, exited or out of startup time. */
+    /** Its stdout and stderr as captured. */
+    Path log();
+
+    /** The local process group id, or null for a server that is not a local process. */
+    Long pid();
+
+    /** Accelerator memory used per device when it was launched, or null when it cannot be read. */
+    List<Long> memoryBeforeMib();
+
+    /** Waits until it is ready, has ended, or is out of startup time; a thread interrupt ends the wait at once. */
     Readiness awaitReady() throws InterruptedException;
 
     boolean isAlive();
 
-    /** Waits up to {@code limit} for the leader to exit; true when it has. */
-    boolean awaitExit(java.time.Duration limit) throws InterruptedException;
+    /** Waits up to {@code limit} for it to end; how it ended, or empty while it still runs. */
+    Optional<Termination> awaitExit(Duration limit) throws InterruptedException;
 
-    /** The leader's exit code once it has exited. */
-    OptionalInt exitCode();
+    /** How it ended, once it has. */
+    Optional<Termination> termination();
 
-    /** TERM to the whole group, wait, KILL, verify gone. Safe to call more than once. */
+    /** Stops every process of it (TERM, wait its shutdown time, KILL) and verifies they are gone. Idempotent. */
     StopReport stop();
 }

@@ -12,12 +12,12 @@ import java.util.Map;
  * @param config the seeds' config keys (every var, the visible-devices variable, the load) plus additions
  */
 public record ResultDocument(
-        Metadata metadata, Map<String, Object> config, List<Scenario> scenarios, Map<String, FrontierEntry> frontier) {
+        Metadata metadata, Map<String, Object> config, List<Scenario> scenarios, Map<String, Frontier> frontier) {
 
     public ResultDocument {
-        config = new LinkedHashMap<>(config);
-        scenarios = List.copyOf(scenarios);
-        frontier = new LinkedHashMap<>(frontier);
+        config = config == null ? new LinkedHashMap<>() : new LinkedHashMap<>(config);
+        scenarios = scenarios == null ? List.of() : List.copyOf(scenarios);
+        frontier = frontier == null ? new LinkedHashMap<>() : new LinkedHashMap<>(frontier);
     }
 
     public ResultDocument withScenario(Scenario s) {
@@ -26,8 +26,15 @@ public record ResultDocument(
         return new ResultDocument(metadata, config, all, frontier);
     }
 
-    public ResultDocument withFrontier(String backend, FrontierEntry f) {
-        Map<String, FrontierEntry> all = new LinkedHashMap<>(frontier);
+    /** The document with step {@code index} (in execution order) replaced, e.g. by what its server's stop showed. */
+    public ResultDocument withScenarioAt(int index, Scenario s) {
+        List<Scenario> all = new ArrayList<>(scenarios);
+        all.set(index, s);
+        return new ResultDocument(metadata, config, all, frontier);
+    }
+
+    public ResultDocument withFrontier(String backend, Frontier f) {
+        Map<String, Frontier> all = new LinkedHashMap<>(frontier);
         all.put(backend, f);
         return new ResultDocument(metadata, config, scenarios, all);
     }
@@ -39,5 +46,14 @@ public record ResultDocument(
     /** The steps of one backend, in execution order. */
     public List<Scenario> scenariosOf(String backend) {
         return scenarios.stream().filter(s -> s.backend().equals(backend)).toList();
+    }
+
+    /** The document without the steps a Ctrl-C cut short: {@code --resume} runs them again. */
+    public ResultDocument withoutInterrupted() {
+        return new ResultDocument(
+                metadata,
+                config,
+                scenarios.stream().filter(s -> !s.outcome().interrupted()).toList(),
+                frontier);
     }
 }

@@ -1,59 +1,155 @@
 package dev.ctxprobe.results;
 
+import com.fasterxml.jackson.annotation.JsonAlias;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.metrics.StepMetrics;
 import java.util.List;
 
 /**
  * One step as written in {@code scenarios}: the seeds' keys first ({@code backend} to {@code error}), then
- * ctxprobe's additions.
+ * ctxprobe's additions. Built with {@link #builder}; read back from ctxprobe's files and from the seeds, whose
+ * steps lack the additions (and, in the P800 seed, name {@code max_model_len} {@code max_context_len}).
  *
  * @param success true when the step's measured requests all succeeded with the exact length
  * @param serverArgs the server command, words joined by spaces
  * @param metrics null when no request succeeded
  * @param error one sentence a user can act on, null on success
- * @param outcome {@code ok}, {@code skipped}, or a failure class id
+ * @param outcome ok, skipped, or the failure class; a file without the key gets ok or an unclassified failure
  * @param log the step's server log, relative to the run folder
  * @param requests the individual requests, warm-ups included
  */
 public record Scenario(
         String backend,
         long targetLen,
-        long maxModelLen,
+        @JsonAlias("max_context_len") long maxModelLen,
         boolean success,
         String serverArgs,
         StepMetrics metrics,
         String error,
-        String outcome,
+        Outcome outcome,
         Failure failure,
         Server server,
         Verification verification,
         String log,
         List<Request> requests) {
 
-    /** This step as the answer for another target (a kept server's failure answers the target it was launched for). */
-    public Scenario withTarget(long target) {
-        return new Scenario(
-                backend,
-                target,
-                maxModelLen,
-                success,
-                serverArgs,
-                metrics,
-                error,
-                outcome,
-                failure,
-                server,
-                verification,
-                log,
-                requests);
+    public Scenario {
+        if (outcome == null) {
+            outcome = success ? Outcome.OK : Outcome.UNCLASSIFIED;
+        }
+        requests = requests == null ? List.of() : List.copyOf(requests);
+    }
+
+    /** A step of {@code backend} at {@code targetLen}, its server at {@code maxModelLen} run as {@code serverArgs}. */
+    public static Builder builder(String backend, long targetLen, long maxModelLen, String serverArgs) {
+        return new Builder(backend, targetLen, maxModelLen, serverArgs);
+    }
+
+    public Builder toBuilder() {
+        return new Builder(backend, targetLen, maxModelLen, serverArgs)
+                .metrics(metrics)
+                .outcome(outcome, error)
+                .failure(failure)
+                .server(server)
+                .verification(verification)
+                .log(log)
+                .requests(requests);
+    }
+
+    /** This step as a frontier sees it. */
+    public Frontier.Attempt attempt() {
+        return new Frontier.Attempt(targetLen, outcome);
+    }
+
+    /** Assembles a step; {@code success} follows from the outcome. */
+    public static final class Builder {
+        private final String backend;
+        private long targetLen;
+        private final long maxModelLen;
+        private final String serverArgs;
+        private StepMetrics metrics;
+        private String error;
+        private Outcome outcome = Outcome.OK;
+        private Failure failure;
+        private Server server;
+        private Verification verification;
+        private String log;
+        private List<Request> requests = List.of();
+
+        private Builder(String backend, long targetLen, long maxModelLen, String serverArgs) {
+            this.backend = backend;
+            this.targetLen = targetLen;
+            this.maxModelLen = maxModelLen;
+            this.serverArgs = serverArgs;
+        }
+
+        /** The step as the answer for another target (a kept server's failure answers the target it was probed for). */
+        public Builder target(long target) {
+            this.targetLen = target;
+            return this;
+        }
+
+        public Builder metrics(StepMetrics m) {
+            this.metrics = m;
+            return this;
+        }
+
+        /** How the step ended, with the seeds' one-sentence {@code error} (null on success). */
+        public Builder outcome(Outcome o, String errorSentence) {
+            this.outcome = o;
+            this.error = errorSentence;
+            return this;
+        }
+
+        public Builder failure(Failure f) {
+            this.failure = f;
+            return this;
+        }
+
+        public Builder server(Server s) {
+            this.server = s;
+            return this;
+        }
+
+        public Builder verification(Verification v) {
+            this.verification = v;
+            return this;
+        }
+
+        public Builder log(String relativePath) {
+            this.log = relativePath;
+            return this;
+        }
+
+        public Builder requests(List<Request> r) {
+            this.requests = r;
+            return this;
+        }
+
+        public Scenario build() {
+            return new Scenario(
+                    backend,
+                    targetLen,
+                    maxModelLen,
+                    outcome.passed(),
+                    serverArgs,
+                    metrics,
+                    error,
+                    outcome,
+                    failure,
+                    server,
+                    verification,
+                    log,
+                    requests);
+        }
     }
 
     /**
      * Why a step failed.
      *
      * @param phase preflight, startup, readiness, warmup, measure or shutdown
-     * @param failureClass one failure class id of spec 05
+     * @param failureClass one failure class id
      * @param evidence the log lines or response body that prove it, at most about ten
      */
     public record Failure(
@@ -62,24 +158,35 @@ public record Scenario(
             String detail,
             List<String> evidence,
             String log,
-            Integer exitCode) {}
+            Integer exitCode) {
+
+        public Failure {
+            evidence = evidence == null ? List.of() : List.copyOf(evidence);
+        }
+    }
 
     /**
      * What is known of the step's server.
      *
+     * @param id the launcher's name for the server (its process group, a cluster job), unique within a run
      * @param readyVia how readiness was seen, e.g. {@code GET /health 200}
-     * @param stoppedCleanly the whole process group left on TERM, without KILL
-     * @param leftoverPids processes of the group still alive after the stop
+     * @param pid the local process group id, null for a server that is not a local process
+     * @param exitCode the main process's exit code as a shell reports it (128 + signal), null while unknown
+     * @param ended how the server ended: exit code or signal and why
+     * @param stoppedCleanly every process of the server left on TERM, without KILL
+     * @param leftoverPids processes of the server still alive after the stop
      * @param kvCapacityTokens the KV capacity the engine logged
      * @param maxContextHint the largest length the engine named (refusal or capacity line)
      * @param memoryBeforeMib accelerator memory used per device before the launch, null without a query
      * @param memoryAfterMib the same after the stop: more than before means something still holds memory
      */
     public record Server(
+            String id,
             Double startupS,
             String readyVia,
             Long pid,
             Integer exitCode,
+            Termination ended,
             Boolean stoppedCleanly,
             List<Long> leftoverPids,
             Long kvCapacityTokens,
@@ -87,17 +194,24 @@ public record Scenario(
             List<Long> memoryBeforeMib,
             List<Long> memoryAfterMib) {
 
+        public Server {
+            leftoverPids = leftoverPids == null ? List.of() : List.copyOf(leftoverPids);
+        }
+
         /** Only what a failure named: no server was seen. */
         public static Server ofHints(Long kvCapacityTokens, Long maxContextHint) {
-            return new Server(null, null, null, null, null, List.of(), kvCapacityTokens, maxContextHint, null, null);
+            return new Server(
+                    null, null, null, null, null, null, null, List.of(), kvCapacityTokens, maxContextHint, null, null);
         }
 
         public Server withHint(Long hint) {
             return new Server(
+                    id,
                     startupS,
                     readyVia,
                     pid,
                     exitCode,
+                    ended,
                     stoppedCleanly,
                     leftoverPids,
                     kvCapacityTokens,
@@ -107,12 +221,14 @@ public record Scenario(
         }
 
         /** What the stop of the server showed. */
-        public Server withStop(Integer exit, boolean clean, List<Long> leftovers, List<Long> memoryAfter) {
+        public Server withStop(Termination how, boolean clean, List<Long> leftovers, List<Long> memoryAfter) {
             return new Server(
+                    id,
                     startupS,
                     readyVia,
                     pid,
-                    exit,
+                    how == null ? null : how.shellCode(),
+                    how,
                     clean,
                     leftovers,
                     kvCapacityTokens,

@@ -44,7 +44,7 @@ final class OverheadBench {
     }
 
     private static List<Figure> runIn(Path dir, Bench.Options options) throws IOException, InterruptedException {
-        LocalLauncher launcher = new LocalLauncher(null);
+        LocalLauncher launcher = new LocalLauncher(null, null);
         HardwareProbe hardware = HardwareProbe.system();
         List<Double> preflight = new ArrayList<>();
         List<Double> launch = new ArrayList<>();
@@ -97,7 +97,15 @@ final class OverheadBench {
 
     private static LaunchSpec spec(List<String> argv, Path log, int port) {
         return new LaunchSpec(
-                argv, Map.of(), log, "127.0.0.1", port, "/health", Duration.ofSeconds(60), Duration.ofSeconds(10));
+                "bench",
+                argv,
+                Map.of(),
+                log,
+                "127.0.0.1",
+                port,
+                "/health",
+                Duration.ofSeconds(60),
+                Duration.ofSeconds(10));
     }
 
     private static double stopped(ServerHandle handle) {

@@ -2,7 +2,7 @@ package dev.ctxprobe.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ctxprobe.launch.PidFile;
+import dev.ctxprobe.launch.Ledger;
 import dev.ctxprobe.launch.ProcessGroups;
 import dev.ctxprobe.testengine.TestEngines;
 import java.io.IOException;
@@ -126,8 +126,9 @@ final class FaultRuns {
 
     /** The process groups that a run folder's {@code servers.pid} names. */
     static List<Long> pidFileGroups(Path runDir) {
-        return PidFile.read(runDir.resolve("servers.pid")).stream()
-                .map(PidFile.Entry::pgid)
+        return Ledger.read(runDir.resolve(Ledger.NAME)).stream()
+                .filter(e -> e.kind().equals("local"))
+                .map(e -> Long.parseLong(e.fields().getFirst()))
                 .toList();
     }
 

@@ -44,7 +44,7 @@ class RunCommandTest {
     void anUnknownBackendIsAUsageError() {
         CliRun r = run("run", "experiments/dsv4-h200.yaml", "--backend", "trt", "--out", dir.toString());
         assertThat(r.exitCode()).isEqualTo(2);
-        assertThat(r.err()).contains("unknown --backend [trt]").contains("sglang");
+        assertThat(r.err()).contains("no backend named trt").contains("sglang, vllm");
     }
 
     @Test

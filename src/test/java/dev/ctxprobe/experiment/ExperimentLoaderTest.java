@@ -12,7 +12,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 class ExperimentLoaderTest {
     private static final Path FILE = Path.of("exp.yaml");
-    private final ExperimentLoader loader = new ExperimentLoader(Set.of("vllm", "sglang", "openai"), Set.of("openai"));
+    private final ExperimentLoader loader =
+            new ExperimentLoader(Set.of("vllm", "sglang", "openai"), Set.of("openai"), ExperimentLoader.LOCAL_ONLY);
 
     private static final String GOOD = """
             experiment: t1

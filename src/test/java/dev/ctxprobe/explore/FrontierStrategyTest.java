@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.engine.HintKind;
+import dev.ctxprobe.results.Frontier;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -131,8 +132,8 @@ class FrontierStrategyTest {
     void aHintThatPromisesTooMuchIsProbedOnceThenBisectionTakesOver() {
         long capacity = 600_000;
         SimulatedEngine optimistic = target -> target > capacity
-                ? new Probe(target, FailureClass.KV_INSUFFICIENT, 700_000L, HintKind.MAX_MODEL_LEN)
-                : new Probe(target, null, null, null);
+                ? Probe.of(target, FailureClass.KV_INSUFFICIENT, 700_000L, HintKind.MAX_MODEL_LEN)
+                : Probe.of(target, null, null, null);
 
         List<Probe> probes = drive(new FrontierStrategy(SEEDS), optimistic);
 
@@ -144,8 +145,8 @@ class FrontierStrategyTest {
     void aHintThatPromisesTooLittleIsPassedThenBisectionContinuesAboveIt() {
         long capacity = 600_000;
         SimulatedEngine pessimistic = target -> target > capacity
-                ? new Probe(target, FailureClass.KV_INSUFFICIENT, 400_000L + PAD, HintKind.MAX_MODEL_LEN)
-                : new Probe(target, null, null, null);
+                ? Probe.of(target, FailureClass.KV_INSUFFICIENT, 400_000L + PAD, HintKind.MAX_MODEL_LEN)
+                : Probe.of(target, null, null, null);
 
         List<Probe> probes = drive(new FrontierStrategy(SEEDS), pessimistic);
 
@@ -159,8 +160,8 @@ class FrontierStrategyTest {
     void aHintOnAPassingProbeIsFollowedToo() {
         // vLLM logs its KV capacity on a successful start as well.
         SimulatedEngine engine = target -> target + PAD > 300_000
-                ? new Probe(target, FailureClass.KV_INSUFFICIENT, null, null)
-                : new Probe(target, null, 300_000L, HintKind.MAX_MODEL_LEN);
+                ? Probe.of(target, FailureClass.KV_INSUFFICIENT, null, null)
+                : Probe.of(target, null, 300_000L, HintKind.MAX_MODEL_LEN);
 
         List<Probe> probes = drive(new FrontierStrategy(SEEDS), engine);
 
@@ -210,7 +211,7 @@ class FrontierStrategyTest {
         List<Probe> probes = new ArrayList<>(List.of(engine.run(1048576)));
         FrontierStrategy strategy = new FrontierStrategy(SEEDS);
         long hinted = strategy.next(probes).orElseThrow();
-        probes.add(new Probe(hinted, cause, null, null));
+        probes.add(Probe.of(hinted, cause, null, null));
 
         assertThat(strategy.next(probes)).isEmpty();
         Frontier f = strategy.summary(probes);
@@ -261,7 +262,7 @@ class FrontierStrategyTest {
         Frontier f = new FrontierStrategy(SEEDS).summary(probes);
 
         assertThat(f.stoppedBecause()).isNull();
-        assertThat(Frontier.of(probes, PAD, 1).stoppedBecause()).isEqualTo(Frontier.NOTHING_FITS);
+        assertThat(Strategy.answer(probes, PAD, 1).stoppedBecause()).isEqualTo(Frontier.NOTHING_FITS);
     }
 
     @Test
@@ -324,7 +325,7 @@ class FrontierStrategyTest {
                     drive(new ListStrategy(SEED_TARGETS, false), sc.engine().get());
             List<Probe> listStopping =
                     drive(new ListStrategy(SEED_TARGETS, true), sc.engine().get());
-            Frontier l = Frontier.of(list, PAD, 1);
+            Frontier l = Strategy.answer(list, PAD, 1);
             if (!sc.name().startsWith("port_busy")) {
                 assertSound(SEEDS, frontier, sc.engine().get());
             }

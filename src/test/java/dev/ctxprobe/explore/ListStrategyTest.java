@@ -39,14 +39,14 @@ class ListStrategyTest {
 
         List<Probe> probes = drive(strategy, SimulatedEngine.portBusyAt(2, SimulatedEngine.noHint(10_000_000)));
 
-        assertThat(probes).extracting(Probe::failure).containsExactly(null, FailureClass.PORT_BUSY);
+        assertThat(probes).extracting(p -> p.outcome().failureClass()).containsExactly(null, FailureClass.PORT_BUSY);
         assertThat(strategy.skipped(probes)).containsExactly(262144L, 393216L, 524288L);
     }
 
     @Test
     void nothingIsSkippedWhileTheListIsStillGoing() {
         ListStrategy strategy = new ListStrategy(TARGETS, true);
-        List<Probe> probes = List.of(new Probe(65536, null, null, null));
+        List<Probe> probes = List.of(Probe.of(65536, null, null, null));
 
         assertThat(strategy.skipped(probes)).isEmpty();
         assertThat(strategy.next(probes)).hasValue(131072L);
@@ -55,7 +55,7 @@ class ListStrategyTest {
     @Test
     void repeatedTargetsAreProbedAsOftenAsListed() {
         ListStrategy strategy = new ListStrategy(List.of(1024L, 1024L), false);
-        Probe first = new Probe(1024, null, null, null);
+        Probe first = Probe.of(1024, null, null, null);
 
         assertThat(strategy.next(List.of())).hasValue(1024L);
         assertThat(strategy.next(List.of(first))).hasValue(1024L);
@@ -65,8 +65,8 @@ class ListStrategyTest {
     @Test
     void probesOfAnotherListAreRefusedWithWhatDiffers() {
         ListStrategy strategy = new ListStrategy(TARGETS, false);
-        List<Probe> wrong = new ArrayList<>(List.of(new Probe(65536, null, null, null)));
-        wrong.add(new Probe(100_000, null, null, null));
+        List<Probe> wrong = new ArrayList<>(List.of(Probe.of(65536, null, null, null)));
+        wrong.add(Probe.of(100_000, null, null, null));
 
         assertThatThrownBy(() -> strategy.next(wrong))
                 .isInstanceOf(IllegalStateException.class)

@@ -15,15 +15,15 @@ interface SimulatedEngine {
     /** vLLM: refuses at startup when target + pad exceeds the KV capacity, naming that capacity. */
     static SimulatedEngine vllmLike(long maxModelLenCapacity, long pad) {
         return target -> target + pad > maxModelLenCapacity
-                ? new Probe(target, FailureClass.KV_INSUFFICIENT, maxModelLenCapacity, HintKind.MAX_MODEL_LEN)
-                : new Probe(target, null, null, null);
+                ? Probe.of(target, FailureClass.KV_INSUFFICIENT, maxModelLenCapacity, HintKind.MAX_MODEL_LEN)
+                : Probe.of(target, null, null, null);
     }
 
     /** SGLang: starts with any length, rejects a prompt of {@code maxAllowed} tokens or more. */
     static SimulatedEngine sglangLike(long maxAllowed) {
         return target -> target >= maxAllowed
-                ? new Probe(target, FailureClass.REQUEST_REJECTED, maxAllowed, HintKind.PROMPT_LEN)
-                : new Probe(target, null, null, null);
+                ? Probe.of(target, FailureClass.REQUEST_REJECTED, maxAllowed, HintKind.PROMPT_LEN)
+                : Probe.of(target, null, null, null);
     }
 
     /** An engine that fails above its capacity without saying what the capacity is. */
@@ -33,15 +33,15 @@ interface SimulatedEngine {
 
     static SimulatedEngine failing(LongPredicate fails) {
         return target -> fails.test(target)
-                ? new Probe(target, FailureClass.OOM_STARTUP, null, null)
-                : new Probe(target, null, null, null);
+                ? Probe.of(target, FailureClass.OOM_STARTUP, null, null)
+                : Probe.of(target, null, null, null);
     }
 
     /** Wraps an engine so that its n-th launch (1-based) finds the port taken. */
     static SimulatedEngine portBusyAt(int launch, SimulatedEngine engine) {
         int[] launches = {0};
         return target ->
-                ++launches[0] == launch ? new Probe(target, FailureClass.PORT_BUSY, null, null) : engine.run(target);
+                ++launches[0] == launch ? Probe.of(target, FailureClass.PORT_BUSY, null, null) : engine.run(target);
     }
 
     /**

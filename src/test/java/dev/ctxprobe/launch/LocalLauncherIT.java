@@ -27,9 +27,10 @@ class LocalLauncherIT {
     }
 
     private ServerHandle launch(String script, Duration startup, Duration shutdown) throws Exception {
-        PidFile pids = new PidFile(dir.resolve("servers.pid"));
+        Ledger ledger = new Ledger(dir);
         int port = Ports.free();
         LaunchSpec spec = new LaunchSpec(
+                "s",
                 List.of("sh", "-c", script),
                 Map.of("CTXPROBE_TEST_VAR", "hello", "CTXPROBE_PORT", Integer.toString(port)),
                 dir.resolve("logs/s.log"),
@@ -38,7 +39,7 @@ class LocalLauncherIT {
                 "/health",
                 startup,
                 shutdown);
-        ServerHandle h = new LocalLauncher(pids).launch(spec);
+        ServerHandle h = new LocalLauncher(ledger, null).launch(spec);
         started.add(h);
         return h;
     }
@@ -49,14 +50,17 @@ class LocalLauncherIT {
                 "sleep 300 & sleep 300 & echo $CTXPROBE_TEST_VAR; wait", Duration.ofSeconds(1), Duration.ofSeconds(5));
         assertThat(ProcessGroups.groupOf(h.pid())).isEqualTo(h.pid());
         awaitMembers(h.pid(), 3);
-        assertThat(PidFile.read(dir.resolve("servers.pid"))).singleElement().satisfies(e -> {
-            assertThat(e.pgid()).isEqualTo(h.pid());
-            assertThat(PidFile.liveMembers(e)).contains(h.pid());
+        assertThat(h.id()).isEqualTo("local:" + h.pid());
+        assertThat(Ledger.read(dir.resolve(Ledger.NAME))).singleElement().satisfies(e -> {
+            assertThat(e.kind()).isEqualTo("local");
+            long pgid = Long.parseLong(e.fields().get(0));
+            long start = Long.parseLong(e.fields().get(1));
+            String boot = e.fields().get(2);
+            assertThat(pgid).isEqualTo(h.pid());
+            assertThat(LocalLauncher.liveMembers(pgid, start, boot)).contains(h.pid());
             // The same group id with another start time is someone else's group: never ours to stop.
-            assertThat(PidFile.liveMembers(new PidFile.Entry(e.pgid(), e.startTicks() - 1, e.bootId())))
-                    .isEmpty();
-            assertThat(PidFile.liveMembers(new PidFile.Entry(e.pgid(), e.startTicks(), "another-boot")))
-                    .isEmpty();
+            assertThat(LocalLauncher.liveMembers(pgid, start - 1, boot)).isEmpty();
+            assertThat(LocalLauncher.liveMembers(pgid, start, "another-boot")).isEmpty();
         });
 
         StopReport stop = h.stop();
@@ -64,7 +68,7 @@ class LocalLauncherIT {
         assertThat(stop.stoppedCleanly()).isTrue();
         assertThat(stop.leftoverPids()).isEmpty();
         assertThat(ProcessGroups.members(h.pid())).isEmpty();
-        assertThat(PidFile.read(dir.resolve("servers.pid"))).isEmpty();
+        assertThat(Ledger.read(dir.resolve(Ledger.NAME))).isEmpty();
         assertThat(Files.readString(dir.resolve("logs/s.log"))).contains("hello");
     }
 
@@ -123,10 +127,12 @@ class LocalLauncherIT {
 
         assertThat(stop.stoppedCleanly()).isFalse();
         assertThat(stop.leftoverPids()).isEmpty();
-        assertThat(stop.exitCode()).as("the killed leader was waited for").isEqualTo(137);
+        assertThat(stop.ended()).as("the killed leader was waited for").isNotNull();
+        assertThat(stop.ended().signal()).isEqualTo(9);
+        assertThat(stop.ended().reason()).isEqualTo(Termination.Reason.STOPPED);
         assertThat(stop.took()).as("the second Ctrl-C skips the TERM wait").isLessThan(Duration.ofSeconds(30));
         assertThat(ProcessGroups.members(h.pid())).isEmpty();
-        assertThat(PidFile.read(dir.resolve("servers.pid"))).isEmpty();
+        assertThat(Ledger.read(dir.resolve(Ledger.NAME))).isEmpty();
     }
 
     @Test
@@ -135,7 +141,7 @@ class LocalLauncherIT {
         Readiness r = h.awaitReady();
         assertThat(r)
                 .isInstanceOfSatisfying(
-                        Readiness.Exited.class, x -> assertThat(x.exitCode()).isEqualTo(3));
+                        Readiness.Exited.class, x -> assertThat(x.how()).isEqualTo(Termination.exited(3)));
         assertThat(r.after()).isLessThan(Duration.ofSeconds(10));
     }
 

@@ -1,7 +1,6 @@
-package dev.ctxprobe.explore;
+package dev.ctxprobe.launch;
 
 import dev.ctxprobe.engine.FailureClass;
-import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.hardware.ComputeProcesses;
 import dev.ctxprobe.hardware.Device;
 import dev.ctxprobe.hardware.HardwareProbe;
@@ -10,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -27,12 +27,10 @@ final class GpuHygiene {
     private static final Duration POLL = Duration.ofMillis(500);
 
     private final HardwareProbe probe;
-    private final Duration wait;
     private final Map<Integer, Long> baseline;
 
-    GpuHygiene(HardwareProbe probe, Duration wait) {
+    GpuHygiene(HardwareProbe probe) {
         this.probe = probe;
-        this.wait = wait;
         this.baseline = used();
     }
 
@@ -55,15 +53,16 @@ final class GpuHygiene {
     }
 
     /**
-     * Null when the backend's accelerators are back at their baseline (after waiting if needed), else a gpu_busy
-     * failure.
+     * Empty when the backend's accelerators are back at their baseline (after waiting if needed), else a gpu_busy
+     * refusal.
      *
      * @param env the backend's environment: its {@code *_VISIBLE_DEVICES} says which devices it uses, so that
      *     another user's job on another device does not fail this step
+     * @param wait how long memory may take to come back (the shutdown time)
      */
-    StepFailure preflight(Map<String, String> env) throws InterruptedException {
+    Optional<Refusal> preflight(Map<String, String> env, Duration wait) throws InterruptedException {
         if (baseline == null) {
-            return null;
+            return Optional.empty();
         }
         Set<Integer> devices = visibleDevices(env);
         long deadline = System.nanoTime() + wait.toNanos();
@@ -77,18 +76,17 @@ final class GpuHygiene {
                         holders.available()
                                 ? "processes holding accelerator memory: " + holders.pids()
                                 : "processes holding memory unknown: " + holders.unavailableReason());
-                return StepFailure.of(
+                return Optional.of(new Refusal(
                         FailureClass.GPU_BUSY,
-                        Phase.PREFLIGHT,
                         "accelerator memory is still held " + wait.toSeconds() + " s after the last stop"
                                 + (holders.available() && !holders.pids().isEmpty() ? " by pids " + holders.pids() : "")
                                 + "; stop those processes before launching",
-                        evidence);
+                        evidence));
             }
             Thread.sleep(POLL.toMillis());
             now = used();
         }
-        return null;
+        return Optional.empty();
     }
 
     /** The device indices a backend's environment makes visible, or null for all of them. */

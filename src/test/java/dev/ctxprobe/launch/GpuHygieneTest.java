@@ -1,9 +1,8 @@
-package dev.ctxprobe.explore;
+package dev.ctxprobe.launch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ctxprobe.engine.FailureClass;
-import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.hardware.CommandResult;
 import dev.ctxprobe.hardware.HardwareProbe;
 import java.nio.file.Files;
@@ -42,43 +41,41 @@ class GpuHygieneTest {
 
     @Test
     void memoryBackAtBaselinePasses() throws Exception {
-        GpuHygiene gpu = new GpuHygiene(probe(), Duration.ZERO);
-        assertThat(gpu.preflight(Map.of())).isNull();
+        GpuHygiene gpu = new GpuHygiene(probe());
+        assertThat(gpu.preflight(Map.of(), Duration.ZERO)).isEmpty();
         assertThat(gpu.usedMiB()).containsExactly(512L, 512L);
     }
 
     @Test
     void memoryStillHeldIsGpuBusyNamingTheHolders() throws Exception {
-        GpuHygiene gpu = new GpuHygiene(probe(), Duration.ZERO);
+        GpuHygiene gpu = new GpuHygiene(probe());
         gpus.set("0, NVIDIA H200, 143771, 512, 550.54\n1, NVIDIA H200, 143771, 90512, 550.54\n");
 
-        StepFailure f = gpu.preflight(Map.of());
+        Refusal f = gpu.preflight(Map.of(), Duration.ZERO).orElseThrow();
 
-        assertThat(f).isNotNull();
         assertThat(f.failureClass()).isEqualTo(FailureClass.GPU_BUSY);
-        assertThat(f.phase()).isEqualTo(Phase.PREFLIGHT);
         assertThat(f.detail()).contains("4242");
         assertThat(f.evidence()).anySatisfy(l -> assertThat(l).contains("90512"));
     }
 
     @Test
     void onlyTheBackendsVisibleDevicesCount() throws Exception {
-        GpuHygiene gpu = new GpuHygiene(probe(), Duration.ZERO);
+        GpuHygiene gpu = new GpuHygiene(probe());
         gpus.set("0, NVIDIA H200, 143771, 512, 550.54\n1, NVIDIA H200, 143771, 90512, 550.54\n");
 
-        assertThat(gpu.preflight(Map.of("CUDA_VISIBLE_DEVICES", "0"))).isNull();
-        assertThat(gpu.preflight(Map.of("CUDA_VISIBLE_DEVICES", "0,1"))).isNotNull();
+        assertThat(gpu.preflight(Map.of("CUDA_VISIBLE_DEVICES", "0"), Duration.ZERO))
+                .isEmpty();
+        assertThat(gpu.preflight(Map.of("CUDA_VISIBLE_DEVICES", "0,1"), Duration.ZERO))
+                .isPresent();
     }
 
     @Test
     void withoutAnAcceleratorQueryNothingIsChecked() throws Exception {
-        GpuHygiene gpu = new GpuHygiene(
-                new HardwareProbe(
-                        c -> CommandResult.failed(c, CommandResult.NOT_INSTALLED),
-                        Files.writeString(dir.resolve("c"), "model name\t: x\n"),
-                        Files.writeString(dir.resolve("h"), "h\n")),
-                Duration.ZERO);
-        assertThat(gpu.preflight(Map.of())).isNull();
+        GpuHygiene gpu = new GpuHygiene(new HardwareProbe(
+                c -> CommandResult.failed(c, CommandResult.NOT_INSTALLED),
+                Files.writeString(dir.resolve("c"), "model name\t: x\n"),
+                Files.writeString(dir.resolve("h"), "h\n")));
+        assertThat(gpu.preflight(Map.of(), Duration.ZERO)).isEmpty();
         assertThat(gpu.usedMiB()).isNull();
     }
 }

@@ -1,46 +1,63 @@
-package dev.ctxprobe.cli;
+package dev.ctxprobe.run;
 
 import dev.ctxprobe.engine.EngineProfiles;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
 import dev.ctxprobe.experiment.ExperimentLoader;
+import dev.ctxprobe.launch.Launchers;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 
-/** Reads experiment files for the commands, including the built-in demo that {@code run} uses without a file. */
-final class ExperimentInput {
+/**
+ * Experiment files as this ctxprobe reads them: the loader knows its engine profiles and launcher kinds; without a
+ * file, the built-in demo.
+ */
+public final class Experiments {
     /** How the built-in demo is named in results and messages. */
-    static final Path DEMO = Path.of("experiments/demo.yaml");
+    public static final Path DEMO = Path.of("experiments/demo.yaml");
 
-    private ExperimentInput() {}
+    private Experiments() {}
 
-    static ExperimentLoader loader() {
+    /** A loader that accepts this ctxprobe's engines and launchers. */
+    public static ExperimentLoader loader() {
         Set<String> withoutLaunch = EngineProfiles.names().stream()
                 .filter(n -> !EngineProfiles.get(n).launchesServer())
                 .collect(Collectors.toSet());
-        return new ExperimentLoader(EngineProfiles.names(), withoutLaunch);
+        return new ExperimentLoader(EngineProfiles.names(), withoutLaunch, new ExperimentLoader.LauncherKinds() {
+            @Override
+            public List<String> kinds() {
+                return Launchers.kinds();
+            }
+
+            @Override
+            public Map<String, String> check(String kind, Map<String, Object> options) {
+                return Launchers.provider(kind).check(options);
+            }
+        });
     }
 
     /** The experiment in {@code file}, or the built-in demo when {@code file} is null. */
-    static Experiment load(Path file) throws ExperimentError {
+    public static Experiment load(Path file) throws ExperimentError {
         if (file != null) {
             return loader().load(file);
         }
         return loader().parse(DEMO, demoText());
     }
 
-    /** The text of the file, or of the built-in demo; what a run keeps a copy of for {@code --resume}. */
-    static String text(Path file) throws IOException {
+    /** The text of the file, or of the built-in demo: what a run keeps a copy of for {@code --resume}. */
+    public static String text(Path file) throws IOException {
         return file == null ? demoText() : Files.readString(file, StandardCharsets.UTF_8);
     }
 
     static String demoText() {
-        try (InputStream in = ExperimentInput.class.getResourceAsStream("/experiments/demo.yaml")) {
+        try (InputStream in = Experiments.class.getResourceAsStream("/experiments/demo.yaml")) {
             if (in == null) {
                 throw new IllegalStateException("the built-in demo experiment is missing from the ctxprobe jar");
             }

@@ -1,4 +1,4 @@
-package dev.ctxprobe.cli;
+package dev.ctxprobe.run;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;

@@ -1,0 +1,203 @@
+package dev.ctxprobe.explore;
+
+import dev.ctxprobe.client.RequestOutcome;
+import dev.ctxprobe.client.RequestRecord;
+import dev.ctxprobe.engine.Diagnosis;
+import dev.ctxprobe.engine.EngineProfile;
+import dev.ctxprobe.engine.FailureClass;
+import dev.ctxprobe.engine.Phase;
+import dev.ctxprobe.launch.Readiness;
+import dev.ctxprobe.launch.Termination;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * The judgement of a step: what it observed (the engine's profile, the requests' records, the server's log, how the
+ * server ended) turned into at most one failure class with its detail and evidence. Pure: it launches, reads and
+ * waits for nothing, so every rule is tested on recorded texts.
+ */
+final class Judge {
+    private Judge() {}
+
+    /**
+     * What a step's requests and server showed.
+     *
+     * @param lenient {@code load.verify: lenient}: a server-reported length other than the target is accepted
+     * @param log the server's log lines (head and tail of a large log), empty for an endpoint ctxprobe did not start
+     * @param serverEnded how the server ended while serving, or null when it was still running
+     */
+    record Observation(
+            EngineProfile profile,
+            long target,
+            boolean lenient,
+            Duration requestTimeout,
+            List<RequestRecord> warmup,
+            List<RequestRecord> measured,
+            List<String> log,
+            Termination serverEnded) {}
+
+    /** Why a server that was launched did not become ready. */
+    static StepFailure startup(EngineProfile profile, Readiness notReady, List<String> log) {
+        Termination how = notReady instanceof Readiness.Exited x ? x.how() : null;
+        Integer code = how == null ? null : how.shellCode();
+        Diagnosis d = profile.diagnoseStartup(code, log).orElseGet(() -> fallbackStartup(how, notReady, log));
+        Phase phase = how == null ? Phase.READINESS : Phase.STARTUP;
+        return new StepFailure(
+                d.failureClass(), phase, d.detail(), d.evidence(), code, d.maxContextHint(), d.kvCapacityTokens());
+    }
+
+    private static Diagnosis fallbackStartup(Termination how, Readiness notReady, List<String> log) {
+        List<String> tail = tail(log, 8);
+        if (how == null) {
+            return new Diagnosis(
+                    FailureClass.STARTUP_TIMEOUT,
+                    "not ready after " + seconds(notReady.after()) + " s (last answer: "
+                            + ((Readiness.TimedOut) notReady).lastAnswer()
+                            + "); raise timeouts.startup_s if loading is slow",
+                    tail,
+                    null,
+                    null);
+        }
+        return new Diagnosis(
+                FailureClass.STARTUP_CRASH,
+                "the server ended with " + how.describe() + " during startup; see the log's last lines",
+                tail,
+                null,
+                null);
+    }
+
+    /**
+     * True when a failed request may mean the server died (vLLM answers 500 and SGLang sends an error event as
+     * their engine dies; a broken stream may be a crash): the caller waits briefly for an exit before judging. A
+     * refusal that names the length is the engine's answer and needs no wait.
+     */
+    static boolean mayMeanCrash(EngineProfile profile, RequestRecord r) {
+        return switch (r.outcome()) {
+            case OK, TIMEOUT -> false;
+            case HTTP_STATUS, ERROR_EVENT ->
+                profile.diagnoseResponse(r.httpStatus(), r.errorText()).failureClass() != FailureClass.REQUEST_REJECTED
+                        && (r.httpStatus() >= 500 || r.outcome() == RequestOutcome.ERROR_EVENT);
+            case NO_CHOICES, CONNECTION_FAILED, PROTOCOL_ERROR -> true;
+        };
+    }
+
+    /** The first failure among the warm-ups, else among the measured requests; empty when the step passed. */
+    static Optional<StepFailure> requests(Observation o) {
+        StepFailure f = first(o.warmup(), Phase.WARMUP, o);
+        return Optional.ofNullable(f != null ? f : first(o.measured(), Phase.MEASURE, o));
+    }
+
+    private static StepFailure first(List<RequestRecord> records, Phase phase, Observation o) {
+        for (RequestRecord r : records) {
+            if (!r.ok()) {
+                return request(r, phase, o);
+            }
+            StepFailure length = length(r, phase, o);
+            if (length != null) {
+                return length;
+            }
+        }
+        return null;
+    }
+
+    private static StepFailure length(RequestRecord r, Phase phase, Observation o) {
+        if (o.profile().emptyAnswerMeansTooLong() && r.completionTokens() != null && r.completionTokens() == 0) {
+            return StepFailure.of(
+                    FailureClass.TRUNCATED,
+                    phase,
+                    "the server answered 200 with an empty text and no completion tokens, which "
+                            + o.profile().name() + " does when the prompt exceeds its session length",
+                    List.of("usage: prompt_tokens=" + r.promptTokens() + " completion_tokens=0"));
+        }
+        if (o.lenient()) {
+            return null;
+        }
+        if (r.promptTokens() == null) {
+            return StepFailure.of(
+                    FailureClass.TOKEN_MISMATCH,
+                    phase,
+                    "the server reported no usage.prompt_tokens, so the length cannot be verified;"
+                            + " set load.verify: lenient to accept unverified lengths",
+                    List.of("request " + r.index() + ": no usage in the answer"));
+        }
+        if (r.promptTokens().longValue() == o.target()) {
+            return null;
+        }
+        boolean fewer = r.promptTokens() < o.target();
+        return StepFailure.of(
+                fewer ? FailureClass.TRUNCATED : FailureClass.TOKEN_MISMATCH,
+                phase,
+                String.format(
+                        Locale.ROOT,
+                        "the server counted %,d prompt tokens for %,d sent%s",
+                        r.promptTokens(),
+                        o.target(),
+                        fewer
+                                ? ": it truncated the prompt (context shift on?)"
+                                : ": it added tokens (a BOS?); set load.verify: lenient if that is expected"),
+                List.of("usage: prompt_tokens=" + r.promptTokens() + " target=" + o.target()));
+    }
+
+    private static StepFailure request(RequestRecord r, Phase phase, Observation o) {
+        if (o.serverEnded() != null && mayMeanCrash(o.profile(), r)) {
+            return crashed(r, phase, o);
+        }
+        return switch (r.outcome()) {
+            case TIMEOUT ->
+                StepFailure.of(
+                        FailureClass.TIMEOUT,
+                        phase,
+                        "no complete answer within " + seconds(o.requestTimeout()) + " s (" + r.bytesReceived()
+                                + " bytes received); the server hangs or the prefill is slower than"
+                                + " timeouts.request_s",
+                        List.of(String.valueOf(r.errorText())));
+            case HTTP_STATUS, ERROR_EVENT -> {
+                Diagnosis d = o.profile().diagnoseResponse(r.httpStatus(), r.errorText());
+                yield new StepFailure(
+                        d.failureClass(),
+                        phase,
+                        d.detail(),
+                        d.evidence(),
+                        null,
+                        d.maxContextHint(),
+                        d.kvCapacityTokens());
+            }
+            default ->
+                StepFailure.of(
+                        FailureClass.HTTP_ERROR,
+                        phase,
+                        "the answer was not a valid completion stream ("
+                                + r.outcome().name().toLowerCase(Locale.ROOT) + ": " + r.errorText() + ")",
+                        List.of(String.valueOf(r.errorText())));
+        };
+    }
+
+    private static StepFailure crashed(RequestRecord r, Phase phase, Observation o) {
+        Termination how = o.serverEnded();
+        List<String> evidence = new ArrayList<>();
+        evidence.add("client: " + r.errorText());
+        evidence.addAll(tail(o.log(), 8));
+        Integer code = how.shellCode();
+        return StepFailure.of(
+                        FailureClass.SERVER_CRASH,
+                        phase,
+                        "the server died while serving (" + how.describe() + ")"
+                                + (code != null && code == 137 && how.reason() == Termination.Reason.EXITED
+                                        ? ", killed: out of memory?"
+                                        : ""),
+                        evidence)
+                .withExitCode(code);
+    }
+
+    static List<String> tail(List<String> lines, int n) {
+        List<String> meaningful = lines.stream().filter(l -> !l.isBlank()).toList();
+        return meaningful.subList(Math.max(0, meaningful.size() - n), meaningful.size());
+    }
+
+    static double seconds(Duration d) {
+        return d.toNanos() / 1e9;
+    }
+}

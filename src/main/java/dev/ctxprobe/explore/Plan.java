@@ -1,0 +1,116 @@
+package dev.ctxprobe.explore;
+
+import dev.ctxprobe.engine.EngineProfile;
+import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.experiment.Experiment;
+import dev.ctxprobe.experiment.Experiment.Backend;
+import dev.ctxprobe.experiment.ServerCommand;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * An experiment's steps as far as they are known before anything runs: per backend, the targets its strategy will
+ * probe whatever happens (a list's targets; a frontier's curve, then its first probe at max) with each server
+ * command, and whether a search continues from the answers. {@code validate}, {@code run --dry-run} and the run
+ * itself read the same plan.
+ */
+public record Plan(Experiment experiment, List<BackendPlan> backends) {
+
+    public Plan {
+        backends = List.copyOf(backends);
+    }
+
+    /**
+     * One backend's part.
+     *
+     * @param steps the targets known in advance, in order, each with its command (a port picked at launch shows as 0)
+     * @param searched true when a frontier search picks further targets from the results
+     */
+    public record BackendPlan(Backend backend, EngineProfile profile, List<Step> steps, boolean searched) {
+        public BackendPlan {
+            steps = List.copyOf(steps);
+        }
+    }
+
+    /** A step known before running. */
+    public record Step(long target, ServerCommand command) {}
+
+    /** The plan of an experiment, with its strategy as given (apply command-line overrides to the experiment first). */
+    public static Plan of(Experiment e) {
+        List<BackendPlan> plans = new ArrayList<>();
+        for (Backend b : e.backends()) {
+            List<Step> steps = new ArrayList<>();
+            for (long target : knownTargets(e)) {
+                steps.add(new Step(target, ServerCommand.resolve(e, b, target, b.port() == null ? 0 : b.port())));
+            }
+            plans.add(new BackendPlan(
+                    b, EngineProfiles.get(b.engine()), steps, e.sweep().strategy() == Experiment.Strategy.FRONTIER));
+        }
+        return new Plan(e, plans);
+    }
+
+    private static List<Long> knownTargets(Experiment e) {
+        if (e.sweep().strategy() == Experiment.Strategy.LIST) {
+            return e.sweep().targets();
+        }
+        List<Long> first = new ArrayList<>();
+        for (long t : e.sweep().curve()) {
+            if (!first.contains(t)) {
+                first.add(t);
+            }
+        }
+        long max = settings(e, null).highestTarget();
+        if (!first.contains(max)) {
+            first.add(max);
+        }
+        return first;
+    }
+
+    /** The search of one backend: the list, or the frontier led by the curve. */
+    Strategy strategy(BackendPlan b) {
+        Experiment.Sweep sweep = experiment.sweep();
+        if (sweep.strategy() == Experiment.Strategy.LIST) {
+            return new ListStrategy(sweep.targets(), sweep.stopAfterFailure());
+        }
+        FrontierStrategy search = new FrontierStrategy(settings(experiment, b.profile()));
+        List<Long> curve = sweep.curve();
+        if (curve.isEmpty()) {
+            return search;
+        }
+        // The search is stateless, so the curve's lengths simply count among its probes.
+        return probes -> {
+            for (long target : curve) {
+                if (probes.stream().noneMatch(p -> p.target() == target)) {
+                    return java.util.OptionalLong.of(target);
+                }
+            }
+            return search.next(probes);
+        };
+    }
+
+    /** The answer a backend's probes give under this plan's strategy. */
+    dev.ctxprobe.results.Frontier answer(BackendPlan b, List<Probe> probes) {
+        if (experiment.sweep().strategy() == Experiment.Strategy.LIST) {
+            return Strategy.answer(probes, experiment.contextPad(), promptAllowance(b.profile()));
+        }
+        return new FrontierStrategy(settings(experiment, b.profile())).summary(probes);
+    }
+
+    private static FrontierSettings settings(Experiment e, EngineProfile profile) {
+        Experiment.Frontier f = e.sweep().frontier();
+        return new FrontierSettings(
+                f.min(),
+                f.max(),
+                f.precision(),
+                f.align(),
+                f.maxLaunches(),
+                e.contextPad(),
+                profile == null ? 0 : promptAllowance(profile));
+    }
+
+    // How far below a prompt-length hint the largest accepted prompt lies, by the engine's own rule.
+    static long promptAllowance(EngineProfile profile) {
+        long reference = 1L << 20;
+        return reference - profile.largestPrompt(reference);
+    }
+}

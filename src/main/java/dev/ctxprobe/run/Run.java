@@ -1,0 +1,140 @@
+package dev.ctxprobe.run;
+
+import dev.ctxprobe.experiment.Experiment;
+import dev.ctxprobe.experiment.Experiment.Backend;
+import dev.ctxprobe.explore.Exploration;
+import dev.ctxprobe.explore.Plan;
+import dev.ctxprobe.explore.RunListener;
+import dev.ctxprobe.hardware.Hardware;
+import dev.ctxprobe.hardware.HardwareProbe;
+import dev.ctxprobe.launch.LaunchContext;
+import dev.ctxprobe.launch.Launcher;
+import dev.ctxprobe.launch.Launchers;
+import dev.ctxprobe.results.NewRun;
+import dev.ctxprobe.results.Provenance;
+import dev.ctxprobe.results.Recorder;
+import dev.ctxprobe.results.ResultDocument;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * One run of an experiment in its folder: the launchers its backends name, the exploration, the results saved after
+ * every step, and the report at the end. The caller (the command line) chooses the folder, listens, and turns the
+ * result into an exit code.
+ */
+public final class Run {
+    /** How a run ended. */
+    public enum Ending {
+        COMPLETED,
+        INTERRUPTED
+    }
+
+    /**
+     * What a run produced.
+     *
+     * @param report the HTML report, or null when it could not be written ({@code reportProblem} says why)
+     */
+    public record Result(Ending ending, ResultDocument document, Path dir, Path report, String reportProblem) {}
+
+    private final RunListener listener;
+    private final Consumer<String> notices;
+
+    /**
+     * @param listener hears of every step as it starts and ends
+     * @param notices lines for the user beside the steps (leftover servers stopped)
+     */
+    public Run(RunListener listener, Consumer<String> notices) {
+        this.listener = listener;
+        this.notices = notices;
+    }
+
+    /**
+     * A new run of {@code e} in a new folder under {@code out}.
+     *
+     * @param text the experiment file's text, kept in the folder
+     * @param file the experiment file, or null for the built-in demo (no git provenance then)
+     */
+    public Result start(Experiment e, String text, Path file, Path out)
+            throws IOException, RunFolder.Refused, Exploration.ResumeMismatch {
+        OffsetDateTime started = OffsetDateTime.now(ZoneOffset.UTC);
+        java.util.List<String> found = new java.util.ArrayList<>();
+        try (RunFolder folder = RunFolder.create(out, e, text, started, found)) {
+            found.forEach(notices);
+            ResultDocument doc = NewRun.document(
+                    e,
+                    e.backends(),
+                    e.sweep().strategy(),
+                    hardware(e),
+                    new NewRun.Context(
+                            folder.dir().getFileName().toString(),
+                            started,
+                            HardwareProbe.system().host(),
+                            Version.of(),
+                            (file == null ? Experiments.DEMO : file).toString(),
+                            Provenance.pythonEnv(System.getenv()),
+                            file == null ? new Provenance.Git("", "clean") : Provenance.git(file)));
+            return explore(folder, e, doc);
+        }
+    }
+
+    /** Finishes the run held in {@code folder} with {@code e}, its experiment (overrides applied). */
+    public Result resume(RunFolder folder, Experiment e)
+            throws IOException, RunFolder.Refused, Exploration.ResumeMismatch {
+        ResultDocument doc = folder.results();
+        return explore(folder, e, doc.withMetadata(doc.metadata().finished(null)));
+    }
+
+    private Result explore(RunFolder folder, Experiment e, ResultDocument start) throws Exploration.ResumeMismatch {
+        Recorder recorder = new Recorder(folder.resultsFile(), start);
+        listener.runStarted(e.name(), folder.dir());
+        Map<Experiment.Launcher, Launcher> launchers = new LinkedHashMap<>();
+        LaunchContext context = new LaunchContext(folder.dir(), folder.ledger(), HardwareProbe.system());
+        Exploration exploration = new Exploration(
+                Plan.of(e),
+                (Backend b) -> launchers.computeIfAbsent(
+                        b.launcher(), l -> Launchers.provider(l.kind()).create(context, l.options())),
+                folder.dir(),
+                recorder,
+                listener);
+        Ending ending = Ending.COMPLETED;
+        try {
+            exploration.run();
+        } catch (Exploration.Interrupted interrupted) {
+            ending = Ending.INTERRUPTED;
+        } finally {
+            launchers.values().forEach(Launcher::close);
+        }
+        // A Ctrl-C has done its work once the servers are stopped (or the last step was already done); left
+        // pending, it would cut the saving of the results and the report short.
+        Thread.interrupted();
+        ResultDocument doc = recorder.document();
+        if (ending == Ending.COMPLETED) {
+            doc = recorder.update(
+                    d -> d.withMetadata(d.metadata().finished(NewRun.timestamp(OffsetDateTime.now(ZoneOffset.UTC)))));
+        }
+        try {
+            return new Result(ending, doc, folder.dir(), folder.writeReport(), null);
+        } catch (IOException | RuntimeException err) {
+            // The results are safe on disk; a report that cannot be drawn must not turn a finished run into an error.
+            return new Result(ending, doc, folder.dir(), null, String.valueOf(err.getMessage()));
+        }
+    }
+
+    private static NewRun.HardwareFacts hardware(Experiment e) {
+        Experiment.HardwareSpec given = e.hardware();
+        if (given != null && given.name() != null) {
+            return new NewRun.HardwareFacts(given.name(), nz(given.accelerator()), nz(given.chip()));
+        }
+        Hardware hw = HardwareProbe.system().hardware();
+        return new NewRun.HardwareFacts(hw.name(), hw.accelerator(), hw.chip());
+    }
+
+    private static String nz(String s) {
+        return s == null ? "" : s;
+    }
+}

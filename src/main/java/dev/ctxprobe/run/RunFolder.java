@@ -1,0 +1,151 @@
+package dev.ctxprobe.run;
+
+import dev.ctxprobe.experiment.Experiment;
+import dev.ctxprobe.experiment.ExperimentError;
+import dev.ctxprobe.launch.Launchers;
+import dev.ctxprobe.launch.Ledger;
+import dev.ctxprobe.report.Reports;
+import dev.ctxprobe.results.NewRun;
+import dev.ctxprobe.results.ResultDocument;
+import dev.ctxprobe.results.ResultFiles;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * One run's folder, {@code <out>/<experiment>/<run_id>/}: {@code results.json}, the experiment as run ({@code
+ * experiment.yaml}, what {@code --resume} reads), {@code logs/}, the servers file of live servers ({@link Ledger}),
+ * {@code run.lock} while a run holds it, and {@code report.html} at the end. Held (locked) from opening to close.
+ */
+public final class RunFolder implements AutoCloseable {
+    /** The experiment file kept in each run folder, so that --resume needs nothing else. */
+    public static final String EXPERIMENT_COPY = "experiment.yaml";
+
+    private static final Duration LEFTOVER_WAIT = Duration.ofSeconds(10);
+
+    private final Path dir;
+    private final RunLock lock;
+    private final Ledger ledger;
+
+    private RunFolder(Path dir, RunLock lock) {
+        this.dir = dir;
+        this.lock = lock;
+        this.ledger = new Ledger(dir);
+    }
+
+    /** A folder that cannot be used, in one sentence saying what to do. */
+    public static final class Refused extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Refused(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * A new run's folder under {@code out}, named by the start time; the servers that killed runs of the same
+     * experiment left behind are stopped first (each reported to {@code notices}).
+     */
+    public static RunFolder create(
+            Path out, Experiment e, String experimentText, OffsetDateTime started, List<String> notices)
+            throws IOException, Refused {
+        Path experimentDir = out.resolve(e.name());
+        notices.addAll(stopLeftoversOfEarlierRuns(experimentDir));
+        String id = started.format(NewRun.RUN_ID);
+        Files.createDirectories(experimentDir);
+        Path dir = experimentDir.resolve(id);
+        for (int n = 2; Files.exists(dir); n++) {
+            dir = experimentDir.resolve(id + "-" + n);
+        }
+        Files.createDirectories(dir.resolve("logs"));
+        RunLock lock = RunLock.tryAcquire(dir);
+        if (lock == null) {
+            throw new Refused("another ctxprobe took " + dir + " at the same moment; run again");
+        }
+        Files.writeString(dir.resolve(EXPERIMENT_COPY), experimentText, StandardCharsets.UTF_8);
+        return new RunFolder(dir, lock);
+    }
+
+    /**
+     * An earlier run's folder, to finish it: it must hold the experiment and results a run writes, and no live
+     * run may hold it. Servers its killed run left are stopped (each reported to {@code notices}).
+     */
+    public static RunFolder resume(Path dir, List<String> notices) throws IOException, Refused {
+        if (!Files.isRegularFile(dir.resolve(EXPERIMENT_COPY)) || !Files.isRegularFile(dir.resolve(ResultFiles.NAME))) {
+            throw new Refused(dir + " is not a ctxprobe run folder (it needs " + EXPERIMENT_COPY + " and "
+                    + ResultFiles.NAME + "); give the folder a run printed, e.g. results/demo/20260708-143534");
+        }
+        RunLock lock = RunLock.tryAcquire(dir);
+        if (lock == null) {
+            throw new Refused("another ctxprobe is running in " + dir + "; wait for it or stop it first");
+        }
+        RunFolder folder = new RunFolder(dir, lock);
+        notices.addAll(Launchers.stopLeftovers(folder.ledger, LEFTOVER_WAIT));
+        return folder;
+    }
+
+    /** The experiment this folder's run was started with. */
+    public Experiment experiment() throws ExperimentError, IOException {
+        Path copy = dir.resolve(EXPERIMENT_COPY);
+        return Experiments.loader().parse(copy, Files.readString(copy, StandardCharsets.UTF_8));
+    }
+
+    /** The results so far, for --resume. */
+    public ResultDocument results() throws Refused {
+        try {
+            return ResultFiles.read(resultsFile());
+        } catch (ResultFiles.ResultFileException e) {
+            throw new Refused(e.getMessage());
+        }
+    }
+
+    public Path dir() {
+        return dir;
+    }
+
+    public Path resultsFile() {
+        return dir.resolve(ResultFiles.NAME);
+    }
+
+    public Ledger ledger() {
+        return ledger;
+    }
+
+    /** Writes {@code report.html} from the saved results and returns its path. */
+    public Path writeReport() throws IOException {
+        return Reports.writeHtml(dir);
+    }
+
+    // A run killed with SIGKILL leaves its servers file behind; its servers would hold the port and the memory.
+    private static List<String> stopLeftoversOfEarlierRuns(Path experimentDir) throws IOException {
+        List<String> notices = new ArrayList<>();
+        if (!Files.isDirectory(experimentDir)) {
+            return notices;
+        }
+        try (DirectoryStream<Path> runs = Files.newDirectoryStream(experimentDir, Files::isDirectory)) {
+            for (Path run : runs) {
+                if (!Files.exists(run.resolve(Ledger.NAME))) {
+                    continue;
+                }
+                // A folder whose lock is held belongs to a run that is still going: its servers are not leftovers.
+                try (RunLock held = RunLock.tryAcquire(run)) {
+                    if (held != null) {
+                        notices.addAll(Launchers.stopLeftovers(new Ledger(run), LEFTOVER_WAIT));
+                    }
+                }
+            }
+        }
+        return notices;
+    }
+
+    @Override
+    public void close() throws IOException {
+        lock.close();
+    }
+}
