@@ -2,6 +2,7 @@ package dev.ctxprobe.results;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -36,23 +37,41 @@ public final class Provenance {
         return "";
     }
 
+    // Output goes to a file, not a pipe: reading a pipe before the wait would block for as long as git stalls
+    // (a hung network filesystem, a lock), and waiting first could fill the pipe. Git gets 5 s, then it is killed.
     private static String run(Path dir, String... cmd) {
+        Path out = null;
         try {
+            out = Files.createTempFile("ctxprobe-git", ".out");
             Process p = new ProcessBuilder(cmd)
                     .directory(dir.toFile())
                     .redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .redirectOutput(out.toFile())
+                    .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")))
                     .start();
-            byte[] out = p.getInputStream().readNBytes(64 * 1024);
             if (!p.waitFor(5, TimeUnit.SECONDS)) {
                 p.destroyForcibly();
                 return null;
             }
-            return p.exitValue() == 0 ? new String(out, StandardCharsets.UTF_8) : null;
+            if (p.exitValue() != 0) {
+                return null;
+            }
+            try (var in = Files.newInputStream(out)) {
+                return new String(in.readNBytes(64 * 1024), StandardCharsets.UTF_8);
+            }
         } catch (IOException e) {
             return null;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return null;
+        } finally {
+            if (out != null) {
+                try {
+                    Files.deleteIfExists(out);
+                } catch (IOException ignored) {
+                    // A temp file left in the temp folder harms nothing.
+                }
+            }
         }
     }
 }
