@@ -1,0 +1,217 @@
+package dev.ctxprobe.explore;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ctxprobe.client.RequestOutcome;
+import dev.ctxprobe.client.RequestRecord;
+import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.engine.FailureClass;
+import dev.ctxprobe.engine.Phase;
+import dev.ctxprobe.launch.Readiness;
+import dev.ctxprobe.launch.Termination;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The judgement of a step as a pure function, class by class, on engines' real texts: what the step observed goes
+ * in, one failure (or none) comes out, with nothing launched.
+ */
+class JudgeTest {
+    private static final long TARGET = 8192;
+
+    private static RequestRecord ok(Integer promptTokens, Integer completionTokens) {
+        return record(200, RequestOutcome.OK, promptTokens, completionTokens, null);
+    }
+
+    private static RequestRecord record(
+            int status, RequestOutcome outcome, Integer promptTokens, Integer completionTokens, String error) {
+        long t = 1_000_000_000L;
+        boolean answered = outcome == RequestOutcome.OK;
+        return new RequestRecord(
+                0,
+                false,
+                TARGET,
+                status,
+                outcome,
+                promptTokens,
+                completionTokens,
+                answered ? "length" : null,
+                answered ? 1 : 0,
+                answered,
+                t,
+                t,
+                answered ? t + 5_000_000 : null,
+                answered ? t + 5_000_000 : null,
+                t + 6_000_000,
+                0.1,
+                answered ? 5.0 : null,
+                answered ? 5.0 : null,
+                null,
+                List.of(),
+                error,
+                answered ? 200 : 0);
+    }
+
+    private static Optional<StepFailure> judge(String engine, RequestRecord r, Termination ended) {
+        return Judge.requests(new Judge.Observation(
+                EngineProfiles.get(engine),
+                TARGET,
+                false,
+                Duration.ofSeconds(30),
+                List.of(),
+                List.of(r),
+                List.of("INFO:     Started server process [123]", "RuntimeError: CUDA error: an illegal memory access"),
+                ended));
+    }
+
+    @Test
+    void anExactAnswerPasses() {
+        assertThat(judge("vllm", ok((int) TARGET, 1), null)).isEmpty();
+    }
+
+    @Test
+    void startupRefusalsAreClassifiedFromTheLogAndTheExit() {
+        List<String> vllm = List.of(
+                "(EngineCore_DP0 pid=123) ValueError: To serve at least one request with the model's max seq len"
+                        + " (30000), (6.66 GiB KV cache is needed, which is larger than the available KV cache memory"
+                        + " (5.44 GiB). Based on the available memory, the estimated maximum model length is 13528.");
+        StepFailure kv = Judge.startup(
+                EngineProfiles.get("vllm"), new Readiness.Exited(Duration.ofSeconds(40), Termination.exited(1)), vllm);
+        assertThat(kv.failureClass()).isEqualTo(FailureClass.KV_INSUFFICIENT);
+        assertThat(kv.phase()).isEqualTo(Phase.STARTUP);
+        assertThat(kv.maxContextHint()).isEqualTo(13528L);
+        assertThat(kv.exitCode()).isEqualTo(1);
+
+        StepFailure oom = Judge.startup(
+                EngineProfiles.get("sglang"),
+                new Readiness.Exited(Duration.ofSeconds(9), Termination.exited(1)),
+                List.of("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."));
+        assertThat(oom.failureClass()).isEqualTo(FailureClass.OOM_STARTUP);
+
+        StepFailure flag = Judge.startup(
+                EngineProfiles.get("vllm"),
+                new Readiness.Exited(Duration.ofSeconds(2), Termination.exited(2)),
+                List.of("vllm serve: error: argument --max-num-seqs: invalid int value: 'many'"));
+        assertThat(flag.failureClass()).isEqualTo(FailureClass.CONFIG_REJECTED);
+
+        StepFailure crash = Judge.startup(
+                EngineProfiles.get("vllm"),
+                new Readiness.Exited(Duration.ofSeconds(2), Termination.exited(139)),
+                List.of("Segmentation fault (core dumped)"));
+        assertThat(crash.failureClass()).isEqualTo(FailureClass.STARTUP_CRASH);
+        assertThat(crash.exitCode()).isEqualTo(139);
+
+        StepFailure slow = Judge.startup(
+                EngineProfiles.get("sglang"),
+                new Readiness.TimedOut(Duration.ofSeconds(1800), "HTTP 503"),
+                List.of("Load weight begin."));
+        assertThat(slow.failureClass()).isEqualTo(FailureClass.STARTUP_TIMEOUT);
+        assertThat(slow.phase()).isEqualTo(Phase.READINESS);
+        assertThat(slow.exitCode()).isNull();
+    }
+
+    @Test
+    void aRefusalInsideA200StreamIsRequestRejectedWithTheLimit() {
+        RequestRecord sglang = record(
+                200,
+                RequestOutcome.ERROR_EVENT,
+                null,
+                null,
+                "{\"error\": {\"message\": \"Input length (8192 tokens) exceeds the maximum allowed length (8000"
+                        + " tokens). Use a shorter input or enable --allow-auto-truncate.\"}}");
+
+        StepFailure f = judge("sglang", sglang, null).orElseThrow();
+
+        assertThat(f.failureClass()).isEqualTo(FailureClass.REQUEST_REJECTED);
+        assertThat(f.maxContextHint()).isEqualTo(8000L);
+    }
+
+    @Test
+    void llamaCppsFourHundredNamesItsContext() {
+        RequestRecord llama = record(
+                400,
+                RequestOutcome.HTTP_STATUS,
+                null,
+                null,
+                "{\"error\":{\"code\":400,\"message\":\"request (9000 tokens) exceeds the available context size (8192"
+                        + " tokens), try increasing it\",\"type\":\"exceed_context_size_error\",\"n_prompt_tokens\":9000,"
+                        + "\"n_ctx\":8192}}");
+
+        StepFailure f = judge("llamacpp", llama, null).orElseThrow();
+
+        assertThat(f.failureClass()).isEqualTo(FailureClass.REQUEST_REJECTED);
+        assertThat(f.maxContextHint()).isEqualTo(8192L);
+    }
+
+    @Test
+    void fewerPromptTokensIsTruncationAndMoreIsAMismatch() {
+        assertThat(judge("llamacpp", ok(4096, 1), null).orElseThrow().failureClass())
+                .isEqualTo(FailureClass.TRUNCATED);
+        assertThat(judge("vllm", ok((int) TARGET + 1, 1), null).orElseThrow().failureClass())
+                .isEqualTo(FailureClass.TOKEN_MISMATCH);
+        assertThat(judge("vllm", ok(null, 1), null).orElseThrow().failureClass())
+                .isEqualTo(FailureClass.TOKEN_MISMATCH);
+    }
+
+    @Test
+    void lmdeploysEmptyAnswerIsTruncation() {
+        StepFailure f = judge("lmdeploy", ok((int) TARGET, 0), null).orElseThrow();
+        assertThat(f.failureClass()).isEqualTo(FailureClass.TRUNCATED);
+        assertThat(f.detail()).contains("session length");
+    }
+
+    @Test
+    void aFiveHundredFromAServerThatDiedIsACrashAndFromALiveOneAnHttpError() {
+        RequestRecord error = record(500, RequestOutcome.HTTP_STATUS, null, null, "Internal Server Error");
+
+        StepFailure dead = judge("vllm", error, Termination.exited(137)).orElseThrow();
+        assertThat(dead.failureClass()).isEqualTo(FailureClass.SERVER_CRASH);
+        assertThat(dead.exitCode()).isEqualTo(137);
+        assertThat(dead.detail()).contains("signal 9").contains("out of memory?");
+        assertThat(dead.evidence()).anySatisfy(l -> assertThat(l).contains("illegal memory access"));
+
+        assertThat(judge("vllm", error, null).orElseThrow().failureClass()).isEqualTo(FailureClass.HTTP_ERROR);
+    }
+
+    @Test
+    void aHangIsATimeoutAndGarbageAnHttpError() {
+        RequestRecord hung = record(200, RequestOutcome.TIMEOUT, null, null, "no event within 30 s");
+        assertThat(judge("vllm", hung, null).orElseThrow().failureClass()).isEqualTo(FailureClass.TIMEOUT);
+        // A hang is a hang even if the server died later: the request was not cut by the death.
+        assertThat(Judge.mayMeanCrash(EngineProfiles.get("vllm"), hung)).isFalse();
+
+        RequestRecord garbage = record(200, RequestOutcome.PROTOCOL_ERROR, null, null, "not a server-sent event line");
+        assertThat(judge("vllm", garbage, null).orElseThrow().failureClass()).isEqualTo(FailureClass.HTTP_ERROR);
+        assertThat(Judge.mayMeanCrash(EngineProfiles.get("vllm"), garbage)).isTrue();
+    }
+
+    @Test
+    void aLengthRefusalNeverWaitsForACrash() {
+        RequestRecord refused = record(
+                400,
+                RequestOutcome.HTTP_STATUS,
+                null,
+                null,
+                "{\"object\":\"error\",\"message\":\"This model's maximum context length is 8000 tokens.\"}");
+        assertThat(Judge.mayMeanCrash(EngineProfiles.get("vllm"), refused)).isFalse();
+        assertThat(judge("vllm", refused, Termination.exited(1)).orElseThrow().failureClass())
+                .isEqualTo(FailureClass.REQUEST_REJECTED);
+    }
+
+    @Test
+    void aWarmUpFailureIsReportedInTheWarmUpPhase() {
+        RequestRecord refused = record(400, RequestOutcome.HTTP_STATUS, null, null, "too many tokens");
+        Optional<StepFailure> f = Judge.requests(new Judge.Observation(
+                EngineProfiles.get("vllm"),
+                TARGET,
+                false,
+                Duration.ofSeconds(30),
+                List.of(refused),
+                List.of(),
+                List.of(),
+                null));
+        assertThat(f.orElseThrow().phase()).isEqualTo(Phase.WARMUP);
+    }
+}
