@@ -1,7 +1,6 @@
 package dev.ctxprobe.cli;
 
 import dev.ctxprobe.experiment.Experiment;
-import java.util.Locale;
 import picocli.CommandLine;
 
 /** {@code --strategy list|frontier}, in the file's lower-case words. */
@@ -9,9 +8,9 @@ final class StrategyOption implements CommandLine.ITypeConverter<Experiment.Stra
     @Override
     public Experiment.Strategy convert(String value) {
         try {
-            return Experiment.Strategy.valueOf(value.toUpperCase(Locale.ROOT));
+            return Experiment.Strategy.of(value);
         } catch (IllegalArgumentException e) {
-            throw new CommandLine.TypeConversionException("--strategy is 'list' or 'frontier', not '" + value + "'");
+            throw new CommandLine.TypeConversionException("--" + e.getMessage());
         }
     }
 }

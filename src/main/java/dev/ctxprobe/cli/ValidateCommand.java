@@ -48,7 +48,7 @@ final class ValidateCommand implements Callable<Integer> {
                 "experiment %s: %d backend(s), strategy %s, context_pad %d, restart %s%n",
                 e.name(),
                 plan.backends().size(),
-                e.sweep().strategy().name().toLowerCase(Locale.ROOT),
+                e.sweep().strategy().id(),
                 e.contextPad(),
                 e.sweep().restart().name().toLowerCase(Locale.ROOT));
         for (Plan.BackendPlan b : plan.backends()) {

@@ -100,10 +100,25 @@ public record Experiment(
             Frontier frontier,
             Restart restart) {}
 
-    /** The search strategies of spec 05. */
+    /** The search strategies: the targets in order, or a search for the largest that passes. */
     public enum Strategy {
         LIST,
-        FRONTIER
+        FRONTIER;
+
+        /** The strategy a file or the command line names, in its lower-case word. */
+        public static Strategy of(String word) {
+            return switch (word) {
+                case "list" -> LIST;
+                case "frontier" -> FRONTIER;
+                default ->
+                    throw new IllegalArgumentException("the strategy is 'list' or 'frontier', not '" + word + "'");
+            };
+        }
+
+        /** The word files and results use. */
+        public String id() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
     }
 
     /** per_target launches a server for every target (as the seeds); on_failure reuses a live one. */

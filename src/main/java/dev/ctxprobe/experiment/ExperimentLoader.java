@@ -420,11 +420,10 @@ public final class ExperimentLoader {
                 throw error("", "'sweep' is missing: give 'sweep: {strategy: list, targets: [4096, 8192]}'");
             }
             Strategy strategy;
-            String s = raw.strategy() == null ? "list" : raw.strategy();
-            switch (s) {
-                case "list" -> strategy = Strategy.LIST;
-                case "frontier" -> strategy = Strategy.FRONTIER;
-                default -> throw error("sweep.strategy", "sweep.strategy is 'list' or 'frontier', not '" + s + "'");
+            try {
+                strategy = Strategy.of(raw.strategy() == null ? "list" : raw.strategy());
+            } catch (IllegalArgumentException e) {
+                throw error("sweep.strategy", "sweep." + e.getMessage());
             }
             Restart restart = Restart.PER_TARGET;
             if (raw.restart() != null) {

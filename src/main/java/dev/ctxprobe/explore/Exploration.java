@@ -160,7 +160,7 @@ public final class Exploration {
             Frontier f = plan.answer(bp, probes)
                     .withLaunches(launches(d.scenariosOf(name)) + servers.unrecordedLaunches())
                     .producedBy(
-                            experiment.sweep().strategy().name().toLowerCase(Locale.ROOT),
+                            experiment.sweep().strategy().id(),
                             experiment.sweep().restart().name().toLowerCase(Locale.ROOT));
             return d.withFrontier(name, stopped == null ? f : f.withStoppedBecause(stopped));
         });

@@ -73,7 +73,7 @@ public final class NewRun {
         c.put("request_rate", rate(load.requestRate()));
         c.put("context_pad", e.contextPad());
         c.put("warmup", load.warmup());
-        c.put("strategy", strategy.name().toLowerCase(Locale.ROOT));
+        c.put("strategy", strategy.id());
         c.put("restart", e.sweep().restart().name().toLowerCase(Locale.ROOT));
         if (strategy == Experiment.Strategy.LIST) {
             c.put("targets", e.sweep().targets());
