@@ -116,9 +116,17 @@ public final class Exploration {
         if (chooser instanceof ListStrategy list) {
             Set<Long> recorded = new java.util.HashSet<>();
             recorder.document().scenariosOf(backend.name()).forEach(s -> recorded.add(s.targetLen()));
-            for (long skipped : list.skipped(probes)) {
-                if (!recorded.contains(skipped)) {
-                    record(steps.skipped(backend, skipped), servers);
+            List<Long> skipped = list.skipped(probes);
+            if (!skipped.isEmpty()) {
+                List<Scenario> done = recorder.document().scenariosOf(backend.name());
+                Scenario because = done.stream()
+                        .filter(s -> s.outcome().failed())
+                        .findFirst()
+                        .orElseThrow();
+                for (long target : skipped) {
+                    if (!recorded.contains(target)) {
+                        record(steps.skipped(backend, target, because), servers);
+                    }
                 }
             }
         }

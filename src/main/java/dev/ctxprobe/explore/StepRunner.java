@@ -353,15 +353,19 @@ final class StepRunner {
                 live);
     }
 
-    /** A step that was never launched: its backend stopped before it. */
-    Scenario skipped(Backend backend, long target) {
+    /**
+     * A step that was never launched: its backend stopped before it.
+     *
+     * @param because the step whose failure stopped the backend
+     */
+    Scenario skipped(Backend backend, long target, Scenario because) {
         ServerCommand cmd =
                 ServerCommand.resolve(experiment, backend, target, backend.port() == null ? 0 : backend.port());
-        return base(backend, cmd, target)
-                .outcome(
-                        Outcome.SKIPPED,
-                        "skipped: an earlier step of this backend failed and sweep.stop_after_failure is true")
-                .build();
+        String why = because.outcome().endsSearch()
+                ? "skipped: the step at " + because.targetLen() + " failed with "
+                        + because.outcome().id() + ", which says nothing about length, so this backend stopped"
+                : "skipped: the step at " + because.targetLen() + " failed and sweep.stop_after_failure is true";
+        return base(backend, cmd, target).outcome(Outcome.SKIPPED, why).build();
     }
 
     private static Scenario.Builder base(Backend backend, ServerCommand cmd, long target) {

@@ -86,6 +86,9 @@ public final class NewRun {
             fm.put("align", f.align());
             fm.put("max_launches", f.maxLaunches());
             c.put("frontier", fm);
+            if (!e.sweep().curve().isEmpty()) {
+                c.put("curve", e.sweep().curve());
+            }
         }
         Map<String, Object> t = new LinkedHashMap<>();
         t.put("startup_s", e.timeouts().startup().toMillis() / 1000.0);

@@ -90,10 +90,27 @@ public final class RunFolder implements AutoCloseable {
         return folder;
     }
 
-    /** The experiment this folder's run was started with. */
-    public Experiment experiment() throws ExperimentError, IOException {
+    /**
+     * The experiment this folder's run was started with, as it ran: with the strategy and the backends its results
+     * record, so that {@code --resume} continues what {@code --strategy} and {@code --backend} chose.
+     */
+    public Experiment experiment() throws ExperimentError, IOException, Refused {
         Path copy = dir.resolve(EXPERIMENT_COPY);
-        return Experiments.loader().parse(copy, Files.readString(copy, StandardCharsets.UTF_8));
+        Experiment e = Experiments.loader().parse(copy, Files.readString(copy, StandardCharsets.UTF_8));
+        ResultDocument doc = results();
+        try {
+            if (doc.config().get("strategy") instanceof String s) {
+                e = e.withStrategy(Experiment.Strategy.of(s));
+            }
+            String backends = doc.metadata().backend();
+            if (backends != null && !backends.isBlank()) {
+                e = e.withBackends(List.of(backends.split("\\+")));
+            }
+        } catch (IllegalArgumentException mismatch) {
+            throw new Refused("the results in " + dir + " do not fit its " + EXPERIMENT_COPY + " ("
+                    + mismatch.getMessage() + "); restore the folder or start a new run");
+        }
+        return e;
     }
 
     /** The results so far, for --resume. */

@@ -45,6 +45,28 @@ class ResumeIT {
     }
 
     @Test
+    void resumeContinuesTheStrategyAndBackendsTheRunWasStartedWith() throws Exception {
+        Path exp = FaultRuns.write(
+                dir, "chosen", TARGETS, 0, List.of(new Backend("first", null, ""), new Backend("second", null, "")));
+        Path out = dir.resolve("out");
+        CliRun first = CliRun.of(
+                "run", exp.toString(), "--out", out.toString(), "--backend", "second", "--strategy", "frontier");
+        assertThat(first.exitCode()).as(first.err()).isZero();
+        Path runDir = FaultRuns.runDir(out, "chosen").orElseThrow();
+        int steps = FaultRuns.results(runDir).get("scenarios").size();
+
+        CliRun resumed = CliRun.of("run", "--resume", runDir.toString());
+
+        assertThat(resumed.exitCode()).as(resumed.err()).isZero();
+        JsonNode after = FaultRuns.results(runDir);
+        assertThat(after.get("scenarios")).as("nothing left to run").hasSize(steps);
+        assertThat(after.get("config").get("strategy").asString()).isEqualTo("frontier");
+        for (JsonNode s : after.get("scenarios")) {
+            assertThat(s.get("backend").asString()).isEqualTo("second");
+        }
+    }
+
+    @Test
     void aRunKilledMidStepIsFinishedByResumeWithoutRepeatingFinishedSteps() throws Exception {
         // Each request takes about 1 ms a token of simulated prefill, so the second step is still running when killed.
         Path exp = FaultRuns.write(
