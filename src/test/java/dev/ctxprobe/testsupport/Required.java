@@ -33,8 +33,7 @@ public final class Required {
         if (value == null || value.isBlank()) {
             return false;
         }
-        Set<String> names =
-                Arrays.stream(value.split(",")).map(String::strip).collect(Collectors.toSet());
+        Set<String> names = Arrays.stream(value.split(",")).map(String::strip).collect(Collectors.toSet());
         return names.contains("all") || names.contains(name);
     }
 }
