@@ -23,6 +23,16 @@ final class Checks {
                         + (ok ? "" : ": the engine cannot start")));
     }
 
+    /** A count flag such as the tensor-parallel size (1 when absent), recorded as an input when given. */
+    static int count(Flags flags, Facts f, String... names) {
+        Flags.Found found = flags.find(names);
+        if (found == null || Flags.number(found.value()) == null) {
+            return 1;
+        }
+        f.input(found.name(), found.value(), Source.FLAG, flags.where());
+        return Math.max(1, Math.toIntExact(Flags.number(found.value())));
+    }
+
     /** An environment switch set the way the engines read it ({@code 1} or {@code true}). */
     static boolean truthy(String value) {
         return value != null && (value.equals("1") || value.equalsIgnoreCase("true"));

@@ -37,8 +37,8 @@ final class SglangModel implements EngineModel {
         List<Check> checks = new ArrayList<>();
         List<String> details = new ArrayList<>();
 
-        int tp = count(flags, f, "--tp-size", "--tp", "--tensor-parallel-size");
-        int pp = count(flags, f, "--pp-size", "--pipeline-parallel-size");
+        int tp = Checks.count(flags, f, "--tp-size", "--tp", "--tensor-parallel-size");
+        int pp = Checks.count(flags, f, "--pp-size", "--pipeline-parallel-size");
         Checks.devices(s, checks, tp * pp, "tensor-parallel " + tp + " x pipeline-parallel " + pp);
 
         ModelConfig cfg = s.config();
@@ -335,14 +335,5 @@ final class SglangModel implements EngineModel {
         f.assume("memory SGLang's processes hold before the weights load (CUDA context, communication buffers) is"
                 + " not known before a launch and counts as 0: a KV-memory bound is an upper bound");
         return available;
-    }
-
-    private static int count(Flags flags, Facts f, String... names) {
-        Flags.Found found = flags.find(names);
-        if (found == null || Flags.number(found.value()) == null) {
-            return 1;
-        }
-        f.input(found.name(), found.value(), Source.FLAG, flags.where());
-        return Math.max(1, Math.toIntExact(Flags.number(found.value())));
     }
 }

@@ -36,9 +36,9 @@ final class VllmModel implements EngineModel {
         List<Check> checks = new ArrayList<>();
         List<String> details = new ArrayList<>();
 
-        int tp = count(flags, f, "--tensor-parallel-size", "-tp");
-        int pp = count(flags, f, "--pipeline-parallel-size", "-pp");
-        int dcp = count(flags, f, "--decode-context-parallel-size", "-dcp");
+        int tp = Checks.count(flags, f, "--tensor-parallel-size", "-tp");
+        int pp = Checks.count(flags, f, "--pipeline-parallel-size", "-pp");
+        int dcp = Checks.count(flags, f, "--decode-context-parallel-size", "-dcp");
         Checks.devices(s, checks, tp * pp, "tensor-parallel " + tp + " x pipeline-parallel " + pp);
 
         ModelConfig cfg = s.config();
@@ -382,15 +382,6 @@ final class VllmModel implements EngineModel {
         f.assume("the activation peak, CUDA graphs and communication buffers vLLM measures at startup are not known"
                 + " before a launch and count as 0: a KV-memory bound is an upper bound");
         return available;
-    }
-
-    private static int count(Flags flags, Facts f, String... names) {
-        Flags.Found found = flags.find(names);
-        if (found == null || Flags.number(found.value()) == null) {
-            return 1;
-        }
-        f.input(found.name(), found.value(), Source.FLAG, flags.where());
-        return Math.max(1, Math.toIntExact(Flags.number(found.value())));
     }
 
     private static int perStage(int layers, int stages) {
