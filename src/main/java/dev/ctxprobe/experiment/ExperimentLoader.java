@@ -288,12 +288,7 @@ public final class ExperimentLoader {
             Load load = checkLoad(raw.load());
             Sweep sweep = checkSweep(raw.sweep(), pad);
             Timeouts timeouts = checkTimeouts(raw.timeouts());
-            HardwareSpec hardware = raw.hardware() == null
-                    ? null
-                    : new HardwareSpec(
-                            raw.hardware().name(),
-                            raw.hardware().accelerator(),
-                            raw.hardware().chip());
+            HardwareSpec hardware = checkHardware(raw.hardware());
             Map<String, Object> launcher = launcherMap("launcher", raw.launcher());
             List<Backend> backends = checkBackends(raw.backends(), env, vars, timeouts, launcher);
             return new Experiment(
@@ -308,7 +303,39 @@ public final class ExperimentLoader {
                     load,
                     sweep,
                     timeouts,
-                    backends);
+                    backends,
+                    modelConfig("model_config", raw.modelConfig()),
+                    gib("weights_gib", raw.weightsGib(), "the model's weights, e.g. 'weights_gib: 152.5'"));
+        }
+
+        private HardwareSpec checkHardware(ExperimentFile.HardwareFile h) throws ExperimentError {
+            if (h == null) {
+                return null;
+            }
+            if (h.devices() != null && h.devices() < 1) {
+                throw error("hardware.devices", "hardware.devices is the number of accelerators, 1 or more, e.g. 8");
+            }
+            return new HardwareSpec(
+                    h.name(),
+                    h.accelerator(),
+                    h.chip(),
+                    h.devices(),
+                    gib("hardware.memory_gib", h.memoryGib(), "the memory of one accelerator, e.g. 'memory_gib: 141'"));
+        }
+
+        private String modelConfig(String path, String value) throws ExperimentError {
+            if (value != null && value.isBlank()) {
+                throw error(
+                        path, path + " is the path of a model's config.json, e.g. 'model_config: models/config.json'");
+            }
+            return value;
+        }
+
+        private Double gib(String path, Double value, String example) throws ExperimentError {
+            if (value != null && !(value > 0 && Double.isFinite(value))) {
+                throw error(path, path + " is a size in GiB above 0: " + example);
+            }
+            return value;
         }
 
         private String required(String value, String path, String hint) throws ExperimentError {
@@ -664,7 +691,9 @@ public final class ExperimentLoader {
                         b.startupS() == null ? timeouts.startup() : seconds(at + ".startup_s", b.startupS(), 0),
                         ids,
                         b.apiKeyEnv(),
-                        where));
+                        where,
+                        modelConfig(at + ".model_config", b.modelConfig()),
+                        gib(at + ".weights_gib", b.weightsGib(), "the model's weights, e.g. 'weights_gib: 152.5'")));
             }
             return List.copyOf(backends);
         }
