@@ -2,23 +2,35 @@ package dev.ctxprobe.launch;
 
 import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.hardware.HardwareProbe;
+import dev.ctxprobe.secrets.Redactor;
 import java.io.IOException;
-import java.net.HttpURLConnection;
-import java.net.URI;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Starts each server on this machine as the leader of a new session and process group ({@code setsid}), with its
- * output in a log file, and stops it by signalling the whole group: engines spawn workers that outlive their parent
- * (vLLM's EngineCore, SGLang's scheduler). Before a launch the port must be free and the accelerator memory back at
- * the run's baseline.
+ * output copied into a log file (secrets masked, size capped), and stops it by signalling the whole group and every
+ * process that carries the launch's mark ({@link LaunchProcesses}): engines spawn workers that outlive their parent
+ * (vLLM's EngineCore, SGLang's scheduler), and a worker or a wrapper script may leave the group or daemonize. A
+ * server gets the environment {@link ServerEnvironment} builds, not all of ctxprobe's. Before a launch the port must
+ * be free and the accelerator memory back at the run's baseline.
  */
 public final class LocalLauncher implements Launcher {
     /** The kind experiments name it by; the default. */
@@ -27,18 +39,42 @@ public final class LocalLauncher implements Launcher {
     /** Readiness is polled at most this far apart (at most every 250 ms). */
     static final Duration POLL = Duration.ofMillis(100);
 
+    /** One readiness probe gets at most this long, from connecting to the status line. */
+    static final Duration PROBE_LIMIT = Duration.ofSeconds(2);
+
     private static final Duration KILL_WAIT = Duration.ofSeconds(5);
+
+    /** How long the log may take to catch up with a server that has ended before it is read. */
+    private static final Duration LOG_SETTLE = Duration.ofSeconds(2);
+
+    private static final SecureRandom NONCES = new SecureRandom();
 
     private final Ledger ledger;
     private final GpuHygiene gpu;
+    private final String runTag;
+    private final Redactor redactor;
+    private final List<String> passEnv;
+    private final long logCap;
 
     /**
+     * A launcher with the default rules: nothing masked, nothing passed beyond the allow-list, 64 MiB logs.
+     *
      * @param ledger where live groups are recorded, or null to record nowhere
      * @param hardware the accelerator queries behind the memory checks, or null for none
      */
     public LocalLauncher(Ledger ledger, HardwareProbe hardware) {
-        this.ledger = ledger;
-        this.gpu = hardware == null ? null : new GpuHygiene(hardware);
+        this(new LaunchContext(Path.of("ctxprobe"), ledger, hardware));
+    }
+
+    /** A launcher for the run of {@code context}: its ledger, accelerators, secrets, pass_env and log cap. */
+    public LocalLauncher(LaunchContext context) {
+        this.ledger = context.ledger();
+        this.gpu = context.hardware() == null ? null : new GpuHygiene(context.hardware());
+        Path name = context.runDir().getFileName();
+        this.runTag = name == null ? "ctxprobe" : name.toString().replaceAll("[^A-Za-z0-9._-]", "_");
+        this.redactor = context.redactor();
+        this.passEnv = context.passEnv();
+        this.logCap = context.serverLogBytes();
     }
 
     @Override
@@ -59,16 +95,20 @@ public final class LocalLauncher implements Launcher {
         List<String> argv = new ArrayList<>();
         argv.add("setsid");
         argv.addAll(SelfCommand.expand(spec.argv()));
+        String mark = runTag + "." + spec.name() + "." + HexFormat.of().formatHex(nonce());
         ProcessBuilder pb = new ProcessBuilder(argv)
                 .redirectErrorStream(true)
-                .redirectOutput(spec.logFile().toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()));
-        pb.environment().putAll(spec.env());
+        pb.environment().clear();
+        pb.environment().putAll(ServerEnvironment.of(System.getenv(), passEnv, spec.env(), mark));
         List<Long> memoryBefore = gpu == null ? null : gpu.usedMiB();
         long started = System.nanoTime();
         Process process;
+        LogCopier log;
         try {
             Files.createDirectories(spec.logFile().getParent());
+            log = new LogCopier(spec.logFile(), logCap, redactor, spec.name());
+            log.open();
             process = pb.start();
         } catch (IOException e) {
             throw new LaunchException(
@@ -79,10 +119,18 @@ public final class LocalLauncher implements Launcher {
                             List.of(String.valueOf(e.getMessage()))),
                     e);
         }
+        log.start(process.getInputStream());
         Ledger.Entry entry = null;
         if (ledger != null) {
-            entry = entryOf(process.pid());
-            ledger.add(entry);
+            entry = entryOf(process.pid(), mark);
+            try {
+                ledger.add(entry);
+            } catch (UncheckedIOException notRecorded) {
+                // A server the servers file does not name could not be found after a SIGKILL: it must not run.
+                new LaunchProcesses(process.pid(), ProcessGroups.startTicks(process.pid()), mark)
+                        .stop(Duration.ZERO, KILL_WAIT);
+                throw notRecorded;
+            }
         }
         try {
             awaitOwnGroup(process);
@@ -90,13 +138,23 @@ public final class LocalLauncher implements Launcher {
             throw new LaunchException(
                     new Refusal(FailureClass.STARTUP_CRASH, e.getMessage(), List.of(e.getMessage())), e);
         }
-        return new LocalServer(spec, process, started, entry, memoryBefore);
+        return new LocalServer(spec, process, started, entry, memoryBefore, mark, log);
     }
 
-    private static Ledger.Entry entryOf(long pgid) {
+    private static byte[] nonce() {
+        byte[] b = new byte[6];
+        NONCES.nextBytes(b);
+        return b;
+    }
+
+    private static Ledger.Entry entryOf(long pgid, String mark) {
         return new Ledger.Entry(
                 KIND,
-                List.of(Long.toString(pgid), Long.toString(ProcessGroups.startTicks(pgid)), ProcessGroups.bootId()));
+                List.of(
+                        Long.toString(pgid),
+                        Long.toString(ProcessGroups.startTicks(pgid)),
+                        ProcessGroups.bootId(),
+                        mark));
     }
 
     // Until setsid has run, the child is still in ctxprobe's group and a group signal would miss it. A Ctrl-C
@@ -125,10 +183,13 @@ public final class LocalLauncher implements Launcher {
     }
 
     /**
-     * The live processes of a recorded group, or none when the group is gone or the ids now belong to someone else:
-     * the machine rebooted, or the leader's pid was reused by a later process.
+     * The live processes of a recorded launch, or none when they are gone or the ids now belong to someone else: the
+     * machine rebooted, or the leader's pid was reused by a later process. With the leader gone, its workers keep the
+     * group id and the mark; anything older than the leader is not one of them.
+     *
+     * @param mark the launch's mark, or null for an entry written before launches were marked
      */
-    static List<Long> liveMembers(long pgid, long startTicks, String bootId) {
+    static List<Long> liveMembers(long pgid, long startTicks, String bootId, String mark) {
         if (!bootId.equals(ProcessGroups.bootId())) {
             return List.of();
         }
@@ -136,10 +197,7 @@ public final class LocalLauncher implements Launcher {
         if (leaderStart >= 0 && leaderStart != startTicks) {
             return List.of();
         }
-        // With the leader gone, its workers keep the group id; anything older than the leader is not one of them.
-        return ProcessGroups.members(pgid).stream()
-                .filter(pid -> ProcessGroups.startTicks(pid) >= startTicks)
-                .toList();
+        return new LaunchProcesses(pgid, startTicks, mark).alive();
     }
 
     /** The built-in kind {@code local}; it takes no options. */
@@ -158,29 +216,31 @@ public final class LocalLauncher implements Launcher {
 
         @Override
         public Launcher create(LaunchContext context, Map<String, Object> options) {
-            return new LocalLauncher(context.ledger(), context.hardware());
+            return new LocalLauncher(context);
         }
 
         @Override
         public Optional<Leftover> stopLeftover(Ledger.Entry entry, Duration wait) {
             List<String> f = entry.fields();
-            if (f.size() != 3 || !f.get(0).matches("\\d+") || !f.get(1).matches("-?\\d+")) {
+            if ((f.size() != 3 && f.size() != 4)
+                    || !f.get(0).matches("\\d+")
+                    || !f.get(1).matches("-?\\d+")) {
                 return Optional.empty();
             }
             long pgid = Long.parseLong(f.get(0));
             long start = Long.parseLong(f.get(1));
-            List<Long> members = liveMembers(pgid, start, f.get(2));
+            String mark = f.size() == 4 ? f.get(3) : null;
+            List<Long> members = liveMembers(pgid, start, f.get(2), mark);
             if (members.isEmpty()) {
                 return Optional.empty();
             }
-            ProcessGroups.signal(pgid, "TERM");
-            if (!ProcessGroups.awaitGone(pgid, wait)) {
-                ProcessGroups.signal(pgid, "KILL");
-                ProcessGroups.awaitGone(pgid, KILL_WAIT);
-            }
-            List<Long> left = liveMembers(pgid, start, f.get(2));
+            LaunchProcesses.Stopped stopped = new LaunchProcesses(pgid, start, mark).stop(wait, KILL_WAIT);
+            List<Long> left = stopped.left();
             return Optional.of(new Leftover(
                     "stopped leftover server group " + pgid + " " + members
+                            + (stopped.outsideGroup().isEmpty()
+                                    ? ""
+                                    : " (outside its group: " + stopped.outsideGroup() + ")")
                             + (left.isEmpty() ? "" : "; still alive after KILL: " + left),
                     left.isEmpty()));
         }
@@ -198,15 +258,26 @@ public final class LocalLauncher implements Launcher {
         private final Ledger.Entry entry;
         private final List<Long> memoryBefore;
         private final Endpoint endpoint;
+        private final LaunchProcesses processes;
+        private final LogCopier log;
         private StopReport stopped;
 
-        LocalServer(LaunchSpec spec, Process process, long startedNanos, Ledger.Entry entry, List<Long> memoryBefore) {
+        LocalServer(
+                LaunchSpec spec,
+                Process process,
+                long startedNanos,
+                Ledger.Entry entry,
+                List<Long> memoryBefore,
+                String mark,
+                LogCopier log) {
             this.spec = spec;
             this.process = process;
             this.startedNanos = startedNanos;
             this.entry = entry;
             this.memoryBefore = memoryBefore;
             this.endpoint = new Endpoint(Ports.connectHost(spec.host()), spec.port());
+            this.processes = new LaunchProcesses(process.pid(), ProcessGroups.startTicks(process.pid()), mark);
+            this.log = log;
         }
 
         @Override
@@ -236,55 +307,88 @@ public final class LocalLauncher implements Launcher {
 
         @Override
         public Readiness awaitReady() throws InterruptedException {
-            URI uri = URI.create(endpoint.baseUrl() + spec.readinessPath());
             long deadline = startedNanos + spec.startupTimeout().toNanos();
             String last = "no answer yet";
             while (true) {
                 if (!process.isAlive()) {
-                    return new Readiness.Exited(since(), Termination.exited(process.exitValue()));
+                    return exited();
                 }
-                int status = probe(uri);
-                if (status == 200) {
+                if (deadline - System.nanoTime() <= 0) {
+                    log.settle(POLL);
+                    return new Readiness.TimedOut(since(), last);
+                }
+                Probe answer = probe(deadline);
+                if (answer.status() == 200) {
+                    log.settle(POLL);
                     return new Readiness.Ready(since(), "GET " + spec.readinessPath() + " 200");
                 }
-                last = status < 0 ? "connection refused" : "HTTP " + status;
+                last = answer.describe();
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
+                    log.settle(POLL);
                     return new Readiness.TimedOut(since(), last);
                 }
                 // Waiting on the process wakes up at once if it exits while we sleep.
                 if (process.waitFor(Math.min(POLL.toNanos(), left), TimeUnit.NANOSECONDS)) {
-                    return new Readiness.Exited(since(), Termination.exited(process.exitValue()));
+                    return exited();
                 }
             }
+        }
+
+        private Readiness exited() {
+            log.settle(LOG_SETTLE);
+            return new Readiness.Exited(since(), Termination.exited(process.exitValue()));
         }
 
         private Duration since() {
             return Duration.ofNanos(System.nanoTime() - startedNanos);
         }
 
-        private static int probe(URI uri) {
-            HttpURLConnection c = null;
+        /**
+         * One GET of the readiness path, bounded as a whole by {@link #PROBE_LIMIT} and the startup deadline: a
+         * server that answers a byte at a time, or accepts and says nothing, costs at most that. Only the status
+         * line is read. The wait is on another thread so that a Ctrl-C ends it at once; closing the socket ends the
+         * read there.
+         */
+        private Probe probe(long deadlineNanos) throws InterruptedException {
+            long budget = Math.max(1, Math.min(PROBE_LIMIT.toNanos(), deadlineNanos - System.nanoTime()));
+            Socket socket = new Socket();
+            FutureTask<Integer> get = new FutureTask<>(() -> statusOf(socket, budget));
+            Thread.ofVirtual().name("ctxprobe-readiness").start(get);
             try {
-                c = (HttpURLConnection) uri.toURL().openConnection();
-                c.setConnectTimeout(500);
-                c.setReadTimeout(2000);
-                c.setUseCaches(false);
-                int code = c.getResponseCode();
-                // A few KB at most: a health answer that never ends must not stall readiness past startup_s.
-                var body = code < 400 ? c.getInputStream() : c.getErrorStream();
-                if (body != null) {
-                    body.readNBytes(4096);
-                    body.close();
-                }
-                return code;
-            } catch (IOException notYet) {
-                return -1;
+                return new Probe(get.get(budget, TimeUnit.NANOSECONDS), null);
+            } catch (TimeoutException slow) {
+                return new Probe(-2, Duration.ofNanos(budget));
+            } catch (ExecutionException notYet) {
+                return new Probe(-1, null);
             } finally {
-                if (c != null) {
-                    c.disconnect();
+                try {
+                    socket.close();
+                } catch (IOException ignored) {
+                    // Closing is all that was asked of it.
                 }
             }
+        }
+
+        private int statusOf(Socket socket, long budgetNanos) throws IOException {
+            int millis = (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(budgetNanos));
+            socket.connect(new InetSocketAddress(endpoint.host(), endpoint.port()), millis);
+            socket.setSoTimeout(millis);
+            OutputStream out = socket.getOutputStream();
+            out.write(("GET " + spec.readinessPath() + " HTTP/1.1\r\nHost: " + endpoint
+                            + "\r\nConnection: close\r\nAccept: */*\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            InputStream in = socket.getInputStream();
+            StringBuilder line = new StringBuilder();
+            for (int c; line.length() < 256 && (c = in.read()) >= 0 && c != '\n'; ) {
+                line.append((char) c);
+            }
+            String[] words = line.toString().strip().split(" ");
+            if (words.length < 2 || !words[0].startsWith("HTTP/") || !words[1].matches("\\d{3}")) {
+                throw new IOException("not an HTTP answer: " + line);
+            }
+            return Integer.parseInt(words[1]);
         }
 
         @Override
@@ -294,7 +398,11 @@ public final class LocalLauncher implements Launcher {
 
         @Override
         public Optional<Termination> awaitExit(Duration limit) throws InterruptedException {
-            return process.waitFor(limit.toNanos(), TimeUnit.NANOSECONDS) ? termination() : Optional.empty();
+            if (process.waitFor(limit.toNanos(), TimeUnit.NANOSECONDS)) {
+                log.settle(LOG_SETTLE);
+                return termination();
+            }
+            return Optional.empty();
         }
 
         @Override
@@ -311,33 +419,28 @@ public final class LocalLauncher implements Launcher {
                 return stopped;
             }
             long t0 = System.nanoTime();
-            long pgid = process.pid();
             // A leader that ended by itself ended for its own reasons, whatever its workers do now.
             boolean endedByItself = !process.isAlive();
-            boolean clean = true;
-            if (!ProcessGroups.members(pgid).isEmpty()) {
-                ProcessGroups.signal(pgid, "TERM");
-                clean = ProcessGroups.awaitGone(pgid, spec.shutdownTimeout());
-            }
-            // A second Ctrl-C cuts the TERM wait short to KILL at once, but the KILL and the wait for the group
-            // to leave must still run in full: with the interrupt pending they returned at once, so the report
-            // lost the exit code and could count dying processes as leftovers. The interrupt is kept for the run.
+            // A second Ctrl-C cuts the TERM wait short to KILL at once, but the KILL and the wait for every process
+            // to leave still run in full, so the report keeps the exit code and counts no dying process as left.
+            // The interrupt is kept for the run.
+            LaunchProcesses.Stopped result = processes.stop(spec.shutdownTimeout(), KILL_WAIT);
             boolean interrupted = Thread.interrupted();
-            if (!clean) {
-                ProcessGroups.signal(pgid, "KILL");
-                ProcessGroups.awaitGone(pgid, KILL_WAIT);
-            }
             try {
                 process.waitFor(KILL_WAIT.toMillis(), TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 interrupted = true;
             }
+            log.settle(LOG_SETTLE);
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
-            List<Long> left = ProcessGroups.members(pgid);
-            if (left.isEmpty() && ledger != null) {
-                ledger.remove(entry);
+            if (result.left().isEmpty() && ledger != null) {
+                try {
+                    ledger.remove(entry);
+                } catch (UncheckedIOException notWritten) {
+                    // The line stays and names processes that are gone; the next look finds none of them alive.
+                }
             }
             Termination ended = null;
             if (!process.isAlive()) {
@@ -346,12 +449,28 @@ public final class LocalLauncher implements Launcher {
                         : Termination.stopped(process.exitValue());
             }
             stopped = new StopReport(
-                    clean && left.isEmpty(),
-                    left,
+                    result.clean(),
+                    result.left(),
                     ended,
                     Duration.ofNanos(System.nanoTime() - t0),
-                    gpu == null ? null : gpu.usedMiB());
+                    gpu == null ? null : gpu.usedMiB(),
+                    result.outsideGroup());
             return stopped;
+        }
+    }
+
+    /**
+     * What one readiness probe saw.
+     *
+     * @param status the HTTP status, -1 when nothing answered, -2 when the answer took longer than {@code waited}
+     */
+    private record Probe(int status, Duration waited) {
+        String describe() {
+            return switch (status) {
+                case -1 -> "connection refused";
+                case -2 -> "no status line within " + waited.toMillis() + " ms";
+                default -> "HTTP " + status;
+            };
         }
     }
 }

@@ -33,6 +33,80 @@ public final class ProcessGroups {
         return pids;
     }
 
+    /**
+     * A live (non-zombie) process as the process table shows it.
+     *
+     * @param startTicks its start time in clock ticks since boot
+     */
+    public record Proc(long pid, long pgid, long sid, long startTicks) {}
+
+    /**
+     * The live processes of one launch: those in process group or session {@code pgid}, and those that carry the
+     * environment entry {@code mark} (inherited by every descendant, whatever it did to its group or session), in
+     * both cases started no earlier than {@code sinceTicks}. This process is never among them.
+     *
+     * @param mark {@code NAME=value} as it appears in {@code /proc/PID/environ}, or null to look by group only
+     */
+    public static List<Proc> launchMembers(long pgid, String mark, long sinceTicks) {
+        byte[] entry = mark == null ? null : (mark + "\0").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        long self = ProcessHandle.current().pid();
+        List<Proc> found = new ArrayList<>();
+        try (DirectoryStream<Path> dirs =
+                Files.newDirectoryStream(PROC, p -> isNumber(p.getFileName().toString()))) {
+            for (Path dir : dirs) {
+                long pid = Long.parseLong(dir.getFileName().toString());
+                Proc p = proc(pid, dir.resolve("stat"));
+                if (p == null || pid == self || p.startTicks() < sinceTicks) {
+                    continue;
+                }
+                if (p.pgid() == pgid || p.sid() == pgid || (entry != null && carries(dir.resolve("environ"), entry))) {
+                    found.add(p);
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read the process table /proc: " + e.getMessage(), e);
+        }
+        return found;
+    }
+
+    // Entries are NUL-terminated; the mark is found at the start or right after a NUL. A process of another user, or
+    // one that exited meanwhile, cannot be read and is not ours.
+    private static boolean carries(Path environ, byte[] entry) {
+        byte[] env;
+        try {
+            env = Files.readAllBytes(environ);
+        } catch (IOException | SecurityException unreadable) {
+            return false;
+        }
+        outer:
+        for (int i = 0; i + entry.length <= env.length; i++) {
+            if (i > 0 && env[i - 1] != 0) {
+                continue;
+            }
+            for (int j = 0; j < entry.length; j++) {
+                if (env[i + j] != entry[j]) {
+                    continue outer;
+                }
+            }
+            return true;
+        }
+        return false;
+    }
+
+    /**
+     * Sends SIGTERM (or SIGKILL when {@code force}) to one process, if it is still the process seen: the JDK checks
+     * its start time, so a pid reused meanwhile is left alone.
+     */
+    public static void signalProcess(long pid, boolean force) {
+        ProcessHandle.of(pid).ifPresent(h -> {
+            if (force) {
+                h.destroyForcibly();
+            } else {
+                h.destroy();
+            }
+        });
+    }
+
     /** The process group id of a live process, or -1 when it is gone. */
     public static long groupOf(long pid) {
         long[] ids = groupAndSession(PROC.resolve(Long.toString(pid)).resolve("stat"));
@@ -94,6 +168,24 @@ public final class ProcessGroups {
             }
         }
         return true;
+    }
+
+    private static Proc proc(long pid, Path stat) {
+        String s;
+        try {
+            s = Files.readString(stat);
+        } catch (IOException e) {
+            return null;
+        }
+        int close = s.lastIndexOf(')');
+        if (close < 0) {
+            return null;
+        }
+        String[] f = s.substring(close + 2).split(" ");
+        if (f.length < 20 || f[0].equals("Z") || f[0].equals("X")) {
+            return null;
+        }
+        return new Proc(pid, Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[19]));
     }
 
     // Fields 5 and 6 of /proc/PID/stat, counted after the command name, which may hold spaces and parentheses.

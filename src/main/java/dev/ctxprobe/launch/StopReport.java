@@ -10,10 +10,28 @@ import java.util.List;
  * @param leftoverPids its processes still alive after KILL (should be none)
  * @param ended how it ended, or null when that cannot be told
  * @param memoryAfterMib accelerator memory used per device after the stop, or null when it cannot be read
+ * @param outsideGroupPids its processes found outside its process group (a worker that called setpgid, a daemon
+ *     that called setsid), each stopped by pid; empty for launchers that cannot tell
  */
 public record StopReport(
-        boolean stoppedCleanly, List<Long> leftoverPids, Termination ended, Duration took, List<Long> memoryAfterMib) {
+        boolean stoppedCleanly,
+        List<Long> leftoverPids,
+        Termination ended,
+        Duration took,
+        List<Long> memoryAfterMib,
+        List<Long> outsideGroupPids) {
     public StopReport {
         leftoverPids = List.copyOf(leftoverPids);
+        outsideGroupPids = List.copyOf(outsideGroupPids);
+    }
+
+    /** A stop of a launcher that sees no processes outside what it started. */
+    public StopReport(
+            boolean stoppedCleanly,
+            List<Long> leftoverPids,
+            Termination ended,
+            Duration took,
+            List<Long> memoryAfterMib) {
+        this(stoppedCleanly, leftoverPids, ended, took, memoryAfterMib, List.of());
     }
 }

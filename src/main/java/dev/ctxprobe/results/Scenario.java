@@ -179,6 +179,8 @@ public record Scenario(
      * @param maxContextHint the largest length the engine named (refusal or capacity line)
      * @param memoryBeforeMib accelerator memory used per device before the launch, null without a query
      * @param memoryAfterMib the same after the stop: more than before means something still holds memory
+     * @param outsideGroupPids processes of the server found outside its process group (a worker that called
+     *     setpgid, a daemon that called setsid), stopped by pid; empty when there were none
      */
     public record Server(
             String id,
@@ -192,10 +194,42 @@ public record Scenario(
             Long kvCapacityTokens,
             Long maxContextHint,
             List<Long> memoryBeforeMib,
-            List<Long> memoryAfterMib) {
+            List<Long> memoryAfterMib,
+            List<Long> outsideGroupPids) {
 
         public Server {
             leftoverPids = leftoverPids == null ? List.of() : List.copyOf(leftoverPids);
+            outsideGroupPids = outsideGroupPids == null ? List.of() : List.copyOf(outsideGroupPids);
+        }
+
+        /** A server whose stop found nothing outside its group. */
+        public Server(
+                String id,
+                Double startupS,
+                String readyVia,
+                Long pid,
+                Integer exitCode,
+                Termination ended,
+                Boolean stoppedCleanly,
+                List<Long> leftoverPids,
+                Long kvCapacityTokens,
+                Long maxContextHint,
+                List<Long> memoryBeforeMib,
+                List<Long> memoryAfterMib) {
+            this(
+                    id,
+                    startupS,
+                    readyVia,
+                    pid,
+                    exitCode,
+                    ended,
+                    stoppedCleanly,
+                    leftoverPids,
+                    kvCapacityTokens,
+                    maxContextHint,
+                    memoryBeforeMib,
+                    memoryAfterMib,
+                    List.of());
         }
 
         /** Only what a failure named: no server was seen. */
@@ -217,11 +251,18 @@ public record Scenario(
                     kvCapacityTokens,
                     hint,
                     memoryBeforeMib,
-                    memoryAfterMib);
+                    memoryAfterMib,
+                    outsideGroupPids);
         }
 
         /** What the stop of the server showed. */
         public Server withStop(Termination how, boolean clean, List<Long> leftovers, List<Long> memoryAfter) {
+            return withStop(how, clean, leftovers, memoryAfter, outsideGroupPids);
+        }
+
+        /** What the stop of the server showed, with the processes it found outside the server's group. */
+        public Server withStop(
+                Termination how, boolean clean, List<Long> leftovers, List<Long> memoryAfter, List<Long> outside) {
             return new Server(
                     id,
                     startupS,
@@ -234,7 +275,8 @@ public record Scenario(
                     kvCapacityTokens,
                     maxContextHint,
                     memoryBeforeMib,
-                    memoryAfter);
+                    memoryAfter,
+                    outside);
         }
     }
 

@@ -56,11 +56,13 @@ class LocalLauncherIT {
             long pgid = Long.parseLong(e.fields().get(0));
             long start = Long.parseLong(e.fields().get(1));
             String boot = e.fields().get(2);
+            String mark = e.fields().get(3);
             assertThat(pgid).isEqualTo(h.pid());
-            assertThat(LocalLauncher.liveMembers(pgid, start, boot)).contains(h.pid());
+            assertThat(LocalLauncher.liveMembers(pgid, start, boot, mark)).contains(h.pid());
             // The same group id with another start time is someone else's group: never ours to stop.
-            assertThat(LocalLauncher.liveMembers(pgid, start - 1, boot)).isEmpty();
-            assertThat(LocalLauncher.liveMembers(pgid, start, "another-boot")).isEmpty();
+            assertThat(LocalLauncher.liveMembers(pgid, start - 1, boot, mark)).isEmpty();
+            assertThat(LocalLauncher.liveMembers(pgid, start, "another-boot", mark))
+                    .isEmpty();
         });
 
         StopReport stop = h.stop();
