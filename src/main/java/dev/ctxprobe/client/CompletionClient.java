@@ -37,6 +37,7 @@ public final class CompletionClient implements AutoCloseable {
     private final String completionsUrl;
     private final String authorization;
     private final OkHttpClient http;
+    private final ReadLimits limits;
 
     /**
      * @param baseUrl the server root, e.g. {@code http://127.0.0.1:8000} (a trailing {@code /v1} is accepted)
@@ -47,8 +48,20 @@ public final class CompletionClient implements AutoCloseable {
         this(baseUrl, requestTimeout, maxConcurrency, null);
     }
 
-    /** A client that authenticates with {@code apiKey} as a bearer token (null for none). */
+    /** A client that authenticates with {@code apiKey} as a bearer token (null for none), with default read limits. */
     public CompletionClient(String baseUrl, Duration requestTimeout, int maxConcurrency, String apiKey) {
+        this(baseUrl, requestTimeout, maxConcurrency, apiKey, ReadLimits.forOutput(1));
+    }
+
+    /**
+     * A client whose requests end, as {@link RequestOutcome#TOO_LARGE}, at the first byte past {@code limits}.
+     *
+     * @param requestTimeout bounds each whole request, from connecting to the last byte: the headers, the first
+     *     event and the end of the stream must all come within it
+     */
+    public CompletionClient(
+            String baseUrl, Duration requestTimeout, int maxConcurrency, String apiKey, ReadLimits limits) {
+        this.limits = limits;
         this.authorization = apiKey == null ? null : "Bearer " + apiKey;
         this.completionsUrl = endpoint(baseUrl, "completions");
         this.http = new OkHttpClient.Builder()
@@ -87,12 +100,12 @@ public final class CompletionClient implements AutoCloseable {
                 .post(RequestBody.create(request.body(), JSON_TYPE, 0, request.body().length))
                 .tag(SendTiming.class, timing)
                 .build();
-        StreamReading reading = new StreamReading();
+        StreamReading reading = new StreamReading(limits);
         long start = System.nanoTime();
         Call call = http.newCall(httpRequest);
         try (Response response = call.execute()) {
             reading.status = response.code();
-            reading.counting = new StreamReading.CountingSource(response.body().source());
+            reading.counting = new StreamReading.CountingSource(response.body().source(), limits.responseBytes());
             BufferedSource source = Okio.buffer(reading.counting);
             if (reading.status != 200) {
                 reading.outcome = RequestOutcome.HTTP_STATUS;
@@ -102,6 +115,11 @@ public final class CompletionClient implements AutoCloseable {
             } else {
                 reading.readEvents(source);
             }
+        } catch (StreamReading.TooLarge e) {
+            reading.outcome = RequestOutcome.TOO_LARGE;
+            reading.errorText = e.getMessage();
+            // The server may go on sending: the connection is dropped, not drained.
+            call.cancel();
         } catch (IOException e) {
             reading.outcome = classify(e);
             reading.errorText = describe(e);

@@ -17,6 +17,7 @@ import java.util.Objects;
  * @param range where token ids come from
  * @param requestTimeout bound on each whole request
  * @param apiKey sent as a bearer token when not null; never printed
+ * @param limits how much of each response is read before it counts as too large
  */
 public record LoadPlan(
         String baseUrl,
@@ -29,7 +30,36 @@ public record LoadPlan(
         int warmup,
         TokenRange range,
         Duration requestTimeout,
-        String apiKey) {
+        String apiKey,
+        ReadLimits limits) {
+
+    /** A plan with the default read limits for its output length. */
+    public LoadPlan(
+            String baseUrl,
+            String model,
+            long targetLen,
+            int outputLen,
+            int numPrompts,
+            int maxConcurrency,
+            double requestRate,
+            int warmup,
+            TokenRange range,
+            Duration requestTimeout,
+            String apiKey) {
+        this(
+                baseUrl,
+                model,
+                targetLen,
+                outputLen,
+                numPrompts,
+                maxConcurrency,
+                requestRate,
+                warmup,
+                range,
+                requestTimeout,
+                apiKey,
+                ReadLimits.forOutput(Math.max(1, outputLen)));
+    }
 
     /** A plan for a server that needs no API key. */
     public LoadPlan(
@@ -63,7 +93,7 @@ public record LoadPlan(
         return "LoadPlan[baseUrl=" + baseUrl + ", model=" + model + ", targetLen=" + targetLen + ", outputLen="
                 + outputLen + ", numPrompts=" + numPrompts + ", maxConcurrency=" + maxConcurrency + ", requestRate="
                 + requestRate + ", warmup=" + warmup + ", range=" + range + ", requestTimeout=" + requestTimeout
-                + ", apiKey=" + (apiKey == null ? "none" : "***") + "]";
+                + ", apiKey=" + (apiKey == null ? "none" : "***") + ", limits=" + limits + "]";
     }
 
     public LoadPlan {
@@ -71,6 +101,7 @@ public record LoadPlan(
         Objects.requireNonNull(model, "model");
         Objects.requireNonNull(range, "range");
         Objects.requireNonNull(requestTimeout, "requestTimeout");
+        Objects.requireNonNull(limits, "limits");
         require(targetLen >= 1, "targetLen must be at least 1, got " + targetLen);
         require(outputLen >= 1, "outputLen must be at least 1, got " + outputLen);
         require(numPrompts >= 1, "numPrompts must be at least 1, got " + numPrompts);

@@ -30,7 +30,8 @@ public final class LoadRunner {
 
     public LoadRunner(LoadPlan plan) {
         this.plan = plan;
-        this.client = new CompletionClient(plan.baseUrl(), plan.requestTimeout(), plan.maxConcurrency(), plan.apiKey());
+        this.client = new CompletionClient(
+                plan.baseUrl(), plan.requestTimeout(), plan.maxConcurrency(), plan.apiKey(), plan.limits());
     }
 
     /**
@@ -130,7 +131,7 @@ public final class LoadRunner {
                     records.add(r);
                 }
             } catch (ExecutionException e) {
-                throw new IllegalStateException("a request thread failed unexpectedly", e.getCause());
+                throw new IllegalStateException("a request thread failed unexpectedly: " + e.getCause(), e.getCause());
             }
         }
         checkCancelled();

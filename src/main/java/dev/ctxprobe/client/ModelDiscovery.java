@@ -1,20 +1,45 @@
 package dev.ctxprobe.client;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import okhttp3.Call;
+import okhttp3.ConnectionPool;
 import okhttp3.OkHttpClient;
 import okhttp3.Protocol;
 import okhttp3.Request;
 import okhttp3.Response;
+import okio.BufferedSource;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
-/** Asks a server which model it serves: vLLM rejects requests that name another one. */
+/**
+ * Asks a server which model it serves: vLLM rejects requests that name another one. Every ask is bounded as a whole
+ * (connecting, the headers, the body) and reads at most {@link #MAX_BODY_BYTES}; a thread interrupt ends it at once.
+ */
 public final class ModelDiscovery {
 
+    /** A model list is a few KiB; a body larger than this is not one. */
+    static final int MAX_BODY_BYTES = 1 << 20;
+
+    private static final Duration POLL = Duration.ofMillis(250);
+    private static final Duration ASK_LIMIT = Duration.ofSeconds(10);
+
     private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    // No connection is kept: each ask may find another server on the port.
+    private static final OkHttpClient HTTP = new OkHttpClient.Builder()
+            .protocols(List.of(Protocol.HTTP_1_1))
+            .retryOnConnectionFailure(false)
+            .connectionPool(new ConnectionPool(0, 1, TimeUnit.SECONDS))
+            .build();
 
     private ModelDiscovery() {}
 
@@ -27,34 +52,17 @@ public final class ModelDiscovery {
         return firstModelId(baseUrl, timeout, null);
     }
 
-    /** As {@link #firstModelId(String, Duration)}, authenticating with {@code apiKey} when it is not null. */
+    /**
+     * As {@link #firstModelId(String, Duration)}, authenticating with {@code apiKey} when it is not null.
+     *
+     * @throws InterruptedIOException when the thread is interrupted; its interrupt status is kept
+     */
     public static String firstModelId(String baseUrl, Duration timeout, String apiKey) throws IOException {
-        OkHttpClient http = new OkHttpClient.Builder()
-                .protocols(List.of(Protocol.HTTP_1_1))
-                .callTimeout(timeout)
-                .readTimeout(timeout)
-                .connectTimeout(timeout)
-                .retryOnConnectionFailure(false)
-                .build();
-        String url = CompletionClient.endpoint(baseUrl, "models");
-        try (Response response = http.newCall(
-                        authorized(new Request.Builder(), apiKey).url(url).build())
-                .execute()) {
-            String body = response.body().string();
-            if (response.code() != 200) {
-                throw new IOException("GET " + url + " answered " + response.code() + ": " + head(body));
-            }
-            JsonNode id = JSON.readTree(body).path("data").path(0).path("id");
-            if (!id.isString() || id.asString().isEmpty()) {
-                throw new IOException("GET " + url + " lists no model id: " + head(body));
-            }
-            return id.asString();
-        } catch (JacksonException e) {
-            throw new IOException("GET " + url + " did not answer JSON: " + e.getOriginalMessage(), e);
-        } finally {
-            http.dispatcher().executorService().shutdown();
-            http.connectionPool().evictAll();
+        Answer a = ask(baseUrl, timeout, apiKey);
+        if (a.status() != 200) {
+            throw new IOException("GET " + a.url() + " answered " + a.status() + ": " + head(a.body()));
         }
+        return idOf(a);
     }
 
     /** Same as {@link #firstModelId(String, Duration)} with a 10 s timeout. */
@@ -62,13 +70,98 @@ public final class ModelDiscovery {
         return firstModelId(baseUrl, Duration.ofSeconds(10));
     }
 
+    /**
+     * The served model's id, asked again every 250 ms while the server answers 503 (not ready yet): some servers'
+     * health check says 200 before the model can serve. Null when the server has no model list (another status, no
+     * answer within 10 s, not a list) or {@code within} runs out.
+     *
+     * @throws InterruptedException when the thread is interrupted
+     */
+    public static String awaitModelId(String baseUrl, String apiKey, Duration within) throws InterruptedException {
+        long deadline = System.nanoTime() + within.toNanos();
+        while (true) {
+            long left = deadline - System.nanoTime();
+            try {
+                Answer a = ask(
+                        baseUrl,
+                        Duration.ofNanos(Math.max(
+                                1, Math.min(left, Duration.ofSeconds(10).toNanos()))),
+                        apiKey);
+                if (a.status() == 200) {
+                    return idOf(a);
+                }
+                if (a.status() != 503) {
+                    return null;
+                }
+            } catch (InterruptedIOException e) {
+                if (Thread.interrupted()) {
+                    throw new InterruptedException("model discovery interrupted");
+                }
+                return null;
+            } catch (IOException noList) {
+                return null;
+            }
+            if (deadline - System.nanoTime() <= POLL.toNanos()) {
+                return null;
+            }
+            Thread.sleep(POLL);
+        }
+    }
+
+    private record Answer(String url, int status, String body) {}
+
+    private static Answer ask(String baseUrl, Duration timeout, String apiKey) throws IOException {
+        String url = CompletionClient.endpoint(baseUrl, "models");
+        Request.Builder b = new Request.Builder().url(url);
+        if (apiKey != null) {
+            b.header("Authorization", "Bearer " + apiKey);
+        }
+        Call call = HTTP.newBuilder().callTimeout(timeout).build().newCall(b.build());
+        FutureTask<Answer> task = new FutureTask<>(() -> {
+            try (Response response = call.execute()) {
+                BufferedSource source = response.body().source();
+                source.request(MAX_BODY_BYTES + 1L);
+                if (source.getBuffer().size() > MAX_BODY_BYTES) {
+                    throw new IOException("GET " + url + " sent more than " + ReadLimits.size(MAX_BODY_BYTES)
+                            + ", which is no model list");
+                }
+                return new Answer(url, response.code(), source.getBuffer().readString(StandardCharsets.UTF_8));
+            }
+        });
+        // Waiting on another thread lets an interrupt end the ask at once: cancelling the call closes its socket.
+        Thread.ofVirtual().name("ctxprobe-models").start(task);
+        try {
+            return task.get(timeout.toNanos() + Duration.ofSeconds(1).toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            call.cancel();
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while asking " + url);
+        } catch (TimeoutException e) {
+            call.cancel();
+            throw new InterruptedIOException("GET " + url + " did not answer within " + timeout.toMillis() + " ms");
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException("GET " + url + " failed: " + e.getCause(), e.getCause());
+        }
+    }
+
+    private static String idOf(Answer a) throws IOException {
+        try {
+            JsonNode id = JSON.readTree(a.body()).path("data").path(0).path("id");
+            if (!id.isString() || id.asString().isEmpty()) {
+                throw new IOException("GET " + a.url() + " lists no model id: " + head(a.body()));
+            }
+            return id.asString();
+        } catch (JacksonException e) {
+            throw new IOException("GET " + a.url() + " did not answer JSON: " + e.getOriginalMessage(), e);
+        }
+    }
+
     private static String head(String body) {
         return body.length() <= CompletionClient.ERROR_HEAD_BYTES
                 ? body
                 : body.substring(0, CompletionClient.ERROR_HEAD_BYTES);
-    }
-
-    private static Request.Builder authorized(Request.Builder b, String apiKey) {
-        return apiKey == null ? b : b.header("Authorization", "Bearer " + apiKey);
     }
 }

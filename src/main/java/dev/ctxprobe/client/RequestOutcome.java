@@ -15,5 +15,7 @@ public enum RequestOutcome {
     /** Connection refused, reset, or closed before the response was complete. */
     CONNECTION_FAILED,
     /** Bytes that are not HTTP, not server-sent events, or not JSON where JSON belongs. */
-    PROTOCOL_ERROR
+    PROTOCOL_ERROR,
+    /** More bytes than the client's read limits allow: a stream without end, a body of gigabytes. */
+    TOO_LARGE
 }

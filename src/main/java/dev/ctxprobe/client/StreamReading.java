@@ -1,7 +1,6 @@
 package dev.ctxprobe.client;
 
 import java.io.IOException;
-import java.net.ProtocolException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -22,9 +21,6 @@ import tools.jackson.databind.json.JsonMapper;
  */
 final class StreamReading {
 
-    /** A longer line is not an SSE event of any engine; stop before it exhausts memory. */
-    private static final long MAX_LINE_BYTES = 4L << 20;
-
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final byte[] DATA = ascii("data:");
     private static final byte[] DONE = ascii("[DONE]");
@@ -41,8 +37,25 @@ final class StreamReading {
     long tFirst;
     long tLast;
     CountingSource counting;
+    /** The first event that carried neither choices, usage nor an error: what a server said instead. */
+    private String unrecognized;
+
     private double[] itlMs = new double[16];
     private byte[] line = new byte[1024];
+    private final ReadLimits limits;
+
+    StreamReading(ReadLimits limits) {
+        this.limits = limits;
+    }
+
+    /** A response that went past a read limit: the server sent more than any answer needs. */
+    static final class TooLarge extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        TooLarge(String message) {
+            super(message);
+        }
+    }
 
     /** Reads server-sent events to {@code [DONE]}, the end of the stream, or the first error. */
     void readEvents(BufferedSource source) throws IOException {
@@ -79,15 +92,26 @@ final class StreamReading {
             errorText = "the stream ended after " + choiceEvents + " events without usage or [DONE]";
             return;
         }
-        outcome = choiceEvents > 0 ? RequestOutcome.OK : RequestOutcome.NO_CHOICES;
+        noChoicesOrOk();
     }
 
-    /** A server that ignored {@code stream: true} answers with one JSON document. */
+    /** A server that ignored {@code stream: true} answers with one JSON document, read up to the response limit. */
     void readJsonBody(BufferedSource source) throws IOException {
         byte[] body = source.readByteArray();
         if (event(body, 0, body.length, counting.lastReadNanos)) {
-            outcome = choiceEvents > 0 ? RequestOutcome.OK : RequestOutcome.NO_CHOICES;
+            noChoicesOrOk();
         }
+    }
+
+    private void noChoicesOrOk() {
+        if (choiceEvents > 0) {
+            outcome = RequestOutcome.OK;
+            return;
+        }
+        outcome = RequestOutcome.NO_CHOICES;
+        errorText = unrecognized != null
+                ? "no event carried choices; the server sent: " + unrecognized
+                : "no event carried choices (" + counting.bytes + " bytes received)";
     }
 
     List<Double> itlMs() {
@@ -100,12 +124,13 @@ final class StreamReading {
 
     /** The length of the next line, without its terminator, read into {@link #line}; -1 at the end. */
     private int readLine(BufferedSource source) throws IOException {
-        long newline = source.indexOf((byte) '\n', 0, MAX_LINE_BYTES);
+        long newline = source.indexOf((byte) '\n', 0, limits.eventBytes());
         long length = newline;
         if (newline == -1) {
             Buffer buffered = source.getBuffer();
-            if (buffered.size() >= MAX_LINE_BYTES) {
-                throw new ProtocolException("stream line longer than " + MAX_LINE_BYTES + " bytes");
+            if (buffered.size() >= limits.eventBytes()) {
+                throw new TooLarge("the server sent more than " + ReadLimits.size(limits.eventBytes())
+                        + " in one event without ending it (limits.event_kib)");
             }
             // indexOf read to the end of the stream: what is buffered is the last, unterminated line.
             if (source.exhausted()) {
@@ -142,6 +167,10 @@ final class StreamReading {
                     String name = p.currentName();
                     JsonToken value = p.nextToken();
                     switch (name) {
+                        case "object" -> {
+                            // vLLM's older servers stream an error as {"object": "error", "message": ...}.
+                            error |= value == JsonToken.VALUE_STRING && "error".equals(p.getString());
+                        }
                         case "error" -> {
                             error = value != JsonToken.VALUE_NULL;
                             p.skipChildren();
@@ -194,6 +223,9 @@ final class StreamReading {
         if (usage) {
             promptTokens = prompt;
             completionTokens = completion;
+        }
+        if (!usage && !choices && unrecognized == null) {
+            unrecognized = truncate(text(data, from, to));
         }
         if (choices) {
             if (choiceEvents > 0) {
@@ -298,9 +330,12 @@ final class StreamReading {
     static final class CountingSource extends ForwardingSource {
         long bytes;
         long lastReadNanos;
+        private final long limit;
 
-        CountingSource(Source delegate) {
+        /** @param limit the most bytes the response may have; one more ends it */
+        CountingSource(Source delegate, long limit) {
             super(delegate);
+            this.limit = limit;
         }
 
         @Override
@@ -309,6 +344,10 @@ final class StreamReading {
             if (read > 0) {
                 lastReadNanos = System.nanoTime();
                 bytes += read;
+                if (bytes > limit) {
+                    throw new TooLarge("the server sent more than " + ReadLimits.size(limit)
+                            + " for one response (limits.response_mib)");
+                }
             }
             return read;
         }

@@ -93,7 +93,7 @@ public final class Exploration {
                 Scenario s;
                 try {
                     s = servers.step(target);
-                } catch (RuntimeException e) {
+                } catch (RuntimeException | Error e) {
                     servers.close();
                     s = steps.clientError(
                             backend, steps.command(backend, target), target, null, null, Phase.PREFLIGHT, e);
@@ -141,7 +141,8 @@ public final class Exploration {
             return d.withScenario(s);
         });
         servers.recorded(s, index[0]);
-        listener.stepFinished(s, doc);
+        // The step as saved, secrets masked, is what listeners see.
+        listener.stepFinished(doc.scenarios().get(index[0]), doc);
     }
 
     // The probes of finished steps (on --resume), checked against the strategy before anything is launched.

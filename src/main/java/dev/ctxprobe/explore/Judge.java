@@ -76,7 +76,7 @@ final class Judge {
      */
     static boolean mayMeanCrash(EngineProfile profile, RequestRecord r) {
         return switch (r.outcome()) {
-            case OK, TIMEOUT -> false;
+            case OK, TIMEOUT, TOO_LARGE -> false;
             case HTTP_STATUS, ERROR_EVENT ->
                 profile.diagnoseResponse(r.httpStatus(), r.errorText()).failureClass() != FailureClass.REQUEST_REJECTED
                         && (r.httpStatus() >= 500 || r.outcome() == RequestOutcome.ERROR_EVENT);
@@ -165,6 +165,13 @@ final class Judge {
                         d.maxContextHint(),
                         d.kvCapacityTokens());
             }
+            case TOO_LARGE ->
+                StepFailure.of(
+                        FailureClass.HTTP_ERROR,
+                        phase,
+                        r.errorText() + "; the request was abandoned there (a stream without end?), raise the"
+                                + " limit in 'limits' if the answer is really that long",
+                        List.of(r.errorText(), r.bytesReceived() + " bytes received"));
             default ->
                 StepFailure.of(
                         FailureClass.HTTP_ERROR,

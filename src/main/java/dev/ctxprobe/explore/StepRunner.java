@@ -4,6 +4,7 @@ import dev.ctxprobe.client.LoadPlan;
 import dev.ctxprobe.client.LoadResult;
 import dev.ctxprobe.client.LoadRunner;
 import dev.ctxprobe.client.ModelDiscovery;
+import dev.ctxprobe.client.ReadLimits;
 import dev.ctxprobe.client.RequestRecord;
 import dev.ctxprobe.client.TokenRange;
 import dev.ctxprobe.engine.Capacity;
@@ -27,7 +28,6 @@ import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.metrics.StepMetrics;
 import dev.ctxprobe.results.Outcome;
 import dev.ctxprobe.results.Scenario;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -45,6 +45,9 @@ import java.util.function.Function;
 final class StepRunner {
     // A failed request may mean the server is dying: give it this long to exit before judging.
     private static final Duration CRASH_GRACE = Duration.ofSeconds(2);
+
+    // How long the served model's name is asked for at least.
+    private static final Duration MODEL_WAIT = Duration.ofSeconds(10);
 
     private final Experiment experiment;
     private final Function<Backend, Launcher> launchers;
@@ -79,8 +82,9 @@ final class StepRunner {
             measured = measure(backend, profile, live, target);
         } catch (InterruptedException e) {
             throw new StepInterrupted(interrupted(backend, live, target, Phase.MEASURE), e);
-        } catch (RuntimeException e) {
-            // A fault of ctxprobe's own must still stop the server it started and leave a classified step.
+        } catch (RuntimeException | Error e) {
+            // A fault of ctxprobe's own, an OutOfMemoryError too, must still stop the server it started and leave a
+            // classified step.
             return stop(
                     clientError(backend, live.command(), target, live.logRelative(), live.facts(), Phase.MEASURE, e),
                     live);
@@ -96,11 +100,11 @@ final class StepRunner {
             String logRelative,
             Scenario.Server server,
             Phase phase,
-            RuntimeException e) {
+            Throwable e) {
         StepFailure f = StepFailure.of(
                 FailureClass.CLIENT_ERROR,
                 phase,
-                "ctxprobe itself failed (" + e + "); this is a bug in ctxprobe, please report it with the log",
+                "ctxprobe itself failed (" + cause(e) + "); this is a bug in ctxprobe, please report it with the log",
                 stackHead(e));
         return failed(backend, cmd, target, logRelative, server, f).build();
     }
@@ -157,7 +161,7 @@ final class StepRunner {
         } catch (InterruptedException e) {
             Live live = new Live(handle, handle.endpoint(), cmd, logRelative, started);
             throw new StepInterrupted(interrupted(backend, live, target, Phase.READINESS), e);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             // Whatever broke in ctxprobe, the server it started must not outlive the step.
             Live live = new Live(handle, handle.endpoint(), cmd, logRelative, started);
             return new Launch(
@@ -212,7 +216,7 @@ final class StepRunner {
         String apiKey = apiKey(backend);
         LoadPlan plan = new LoadPlan(
                 baseUrl,
-                servedModel(baseUrl, apiKey),
+                servedModel(backend, live, baseUrl, apiKey),
                 target,
                 load.outputLen(),
                 load.numPrompts(),
@@ -221,7 +225,9 @@ final class StepRunner {
                 load.warmup(),
                 ids,
                 experiment.timeouts().request(),
-                apiKey);
+                apiKey,
+                ReadLimits.of(
+                        experiment.limits().responseMib(), experiment.limits().eventKib(), load.outputLen()));
         LoadResult result = new LoadRunner(plan).run();
         List<Scenario.Request> requests = new ArrayList<>();
         result.warmup().forEach(r -> requests.add(request(r)));
@@ -280,12 +286,17 @@ final class StepRunner {
 
     // vLLM answers only to the name it serves; the experiment's model is the fallback when /v1/models cannot be
     // asked. A fault of ctxprobe's own is not such a case: it must surface as client_error.
-    private String servedModel(String baseUrl, String apiKey) {
-        try {
-            return ModelDiscovery.firstModelId(baseUrl, Duration.ofSeconds(10), apiKey);
-        } catch (IOException e) {
-            return experiment.model();
+    // A server whose health check said 200 before its model can serve answers 503 here: it is asked again for what
+    // is left of its startup time (at least 10 s), so that the step waits longer rather than fails.
+    private String servedModel(Backend backend, Live live, String baseUrl, String apiKey) throws InterruptedException {
+        Duration within = MODEL_WAIT;
+        if (live.facts() != null && live.facts().startupS() != null) {
+            Duration left = backend.startup()
+                    .minus(Duration.ofMillis((long) (live.facts().startupS() * 1000)));
+            within = left.compareTo(MODEL_WAIT) > 0 ? left : MODEL_WAIT;
         }
+        String id = ModelDiscovery.awaitModelId(baseUrl, apiKey, within);
+        return id != null ? id : experiment.model();
     }
 
     // The file names the variable, never the key; the value is read only here, when it is sent.
@@ -335,8 +346,12 @@ final class StepRunner {
     /** A finished step with what its server's stop showed. */
     static Scenario stopped(Scenario s, StopReport stop) {
         Scenario.Server old = s.server() != null ? s.server() : Scenario.Server.ofHints(null, null);
-        Scenario.Server server =
-                old.withStop(stop.ended(), stop.stoppedCleanly(), stop.leftoverPids(), stop.memoryAfterMib());
+        Scenario.Server server = old.withStop(
+                stop.ended(),
+                stop.stoppedCleanly(),
+                stop.leftoverPids(),
+                stop.memoryAfterMib(),
+                stop.outsideGroupPids());
         return s.toBuilder().server(server).build();
     }
 
@@ -406,6 +421,15 @@ final class StepRunner {
                 capacity.maxContextHint(),
                 h.memoryBeforeMib(),
                 null);
+    }
+
+    // The innermost cause names what really broke (an OutOfMemoryError inside a request thread's wrapper).
+    private static String cause(Throwable e) {
+        Throwable root = e;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root == e ? String.valueOf(e) : root + ", in " + e;
     }
 
     private static List<String> stackHead(Throwable e) {

@@ -51,8 +51,8 @@ class StreamReadingTest {
     }
 
     private static StreamReading read(ChunkSource chunks) throws IOException {
-        StreamReading reading = new StreamReading();
-        reading.counting = new StreamReading.CountingSource(chunks);
+        StreamReading reading = new StreamReading(ReadLimits.forOutput(1));
+        reading.counting = new StreamReading.CountingSource(chunks, Long.MAX_VALUE);
         reading.readEvents(Okio.buffer(reading.counting));
         return reading;
     }
