@@ -14,6 +14,11 @@ import java.util.Map;
  * @param modelConfig a model {@code config.json} to size the KV cache with instead of {@code {model}/config.json},
  *     as written (relative to the file's folder); null when not given
  * @param weightsGib the model's weights in GiB when no safetensors index tells them; null when not given
+ * @param secrets names of environment variables whose values are masked wherever ctxprobe writes text, besides
+ *     the backends' {@code api_key_env} and the names that look secret ({@code *_API_KEY}, {@code *_TOKEN}, ...)
+ * @param passEnv names or {@code PREFIX*} patterns of ctxprobe's environment that servers get besides the
+ *     built-in allow-list
+ * @param limits bounds on what is read from servers and kept of their logs
  */
 public record Experiment(
         Path file,
@@ -29,7 +34,45 @@ public record Experiment(
         Timeouts timeouts,
         List<Backend> backends,
         String modelConfig,
-        Double weightsGib) {
+        Double weightsGib,
+        List<String> secrets,
+        List<String> passEnv,
+        Limits limits) {
+
+    public Experiment {
+        secrets = List.copyOf(secrets);
+        passEnv = List.copyOf(passEnv);
+    }
+
+    /** The names whose values are secret: {@code secrets} and every backend's {@code api_key_env}. */
+    public java.util.Set<String> secretNames() {
+        java.util.Set<String> names = new java.util.TreeSet<>(secrets);
+        backends.forEach(b -> {
+            if (b.apiKeyEnv() != null) {
+                names.add(b.apiKeyEnv());
+            }
+        });
+        return names;
+    }
+
+    /**
+     * Bounds on what ctxprobe reads and keeps.
+     *
+     * @param responseMib the most one response may send (a whole stream, or a JSON body); null for the client's
+     *     default, which grows with {@code output_len}
+     * @param eventKib the most one server-sent event may hold; null for the client's default
+     * @param serverLogMib the most one server's log keeps, its head and its tail
+     */
+    public record Limits(Long responseMib, Long eventKib, long serverLogMib) {
+        public static final long DEFAULT_SERVER_LOG_MIB = 64;
+
+        /** The defaults. */
+        public static final Limits DEFAULT = new Limits(null, null, DEFAULT_SERVER_LOG_MIB);
+
+        public long serverLogBytes() {
+            return serverLogMib << 20;
+        }
+    }
 
     /**
      * This experiment explored with another strategy, as {@code run --strategy} asks. A list needs targets: a file
@@ -71,7 +114,10 @@ public record Experiment(
                 timeouts,
                 backends,
                 modelConfig,
-                weightsGib);
+                weightsGib,
+                secrets,
+                passEnv,
+                limits);
     }
 
     /**
@@ -103,7 +149,10 @@ public record Experiment(
                 timeouts,
                 chosen,
                 modelConfig,
-                weightsGib);
+                weightsGib,
+                secrets,
+                passEnv,
+                limits);
     }
 
     /**

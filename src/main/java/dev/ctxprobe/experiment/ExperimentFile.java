@@ -21,7 +21,12 @@ record ExperimentFile(
         Object launcher,
         List<BackendFile> backends,
         String modelConfig,
-        Double weightsGib) {
+        Double weightsGib,
+        List<String> secrets,
+        List<String> passEnv,
+        LimitsFile limits) {
+
+    record LimitsFile(Long responseMib, Long eventKib, Long serverLogMib) {}
 
     record HardwareFile(String name, String accelerator, String chip, Integer devices, Double memoryGib) {}
 

@@ -71,6 +71,15 @@ public final class ExperimentLoader {
     private static final Pattern SAFE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
     private static final long MAX_LENGTH = Integer.MAX_VALUE;
+    private static final long MAX_OUTPUT_LEN = 1 << 20;
+    private static final long MAX_PROMPTS = 100_000;
+    private static final long MAX_CONCURRENCY = 10_000;
+    private static final long MAX_WARMUP = 1_000;
+    private static final double MAX_RATE = 1_000_000;
+    private static final long MAX_LAUNCHES = 1_000;
+    private static final long MAX_DEVICES = 4_096;
+    private static final long MAX_GIB = 1 << 20;
+    private static final Duration MAX_WAIT = Duration.ofDays(7);
 
     private static final YAMLMapper MAPPER = YAMLMapper.builder()
             .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
@@ -145,6 +154,7 @@ public final class ExperimentLoader {
         } catch (JacksonException e) {
             throw translate(file, e, null);
         }
+        YamlScalars.check(file, MAPPER, text);
         ExperimentFile raw;
         try {
             raw = MAPPER.readValue(text, ExperimentFile.class);
@@ -291,6 +301,10 @@ public final class ExperimentLoader {
             HardwareSpec hardware = checkHardware(raw.hardware());
             Map<String, Object> launcher = launcherMap("launcher", raw.launcher());
             List<Backend> backends = checkBackends(raw.backends(), env, vars, timeouts, launcher);
+            checkRanges(raw, load, sweep, timeouts, backends);
+            List<String> secrets = checkNames("secrets", raw.secrets(), false);
+            List<String> passEnv = checkNames("pass_env", raw.passEnv(), true);
+            Experiment.Limits limits = checkLimits(raw.limits());
             return new Experiment(
                     file,
                     name,
@@ -305,7 +319,126 @@ public final class ExperimentLoader {
                     timeouts,
                     backends,
                     modelConfig("model_config", raw.modelConfig()),
-                    gib("weights_gib", raw.weightsGib(), "the model's weights, e.g. 'weights_gib: 152.5'"));
+                    gib("weights_gib", raw.weightsGib(), "the model's weights, e.g. 'weights_gib: 152.5'"),
+                    secrets,
+                    passEnv,
+                    limits);
+        }
+
+        /**
+         * The upper bounds of every number the file gives: beyond them a value is a typo (1e8 streams, a startup
+         * limit of 1e300 s) that would exhaust memory or wait forever rather than measure anything.
+         */
+        private void checkRanges(ExperimentFile raw, Load load, Sweep sweep, Timeouts timeouts, List<Backend> backends)
+                throws ExperimentError {
+            atMost("load.output_len", load.outputLen(), MAX_OUTPUT_LEN, "tokens generated per request");
+            atMost("load.num_prompts", load.numPrompts(), MAX_PROMPTS, "measured requests per step");
+            atMost("load.max_concurrency", load.maxConcurrency(), MAX_CONCURRENCY, "requests in flight at once");
+            atMost("load.warmup", load.warmup(), MAX_WARMUP, "unmeasured requests before each step");
+            if (!Double.isInfinite(load.requestRate()) && load.requestRate() > MAX_RATE) {
+                throw error(
+                        "load.request_rate",
+                        String.format(
+                                Locale.ROOT,
+                                "load.request_rate is at most %,d requests per second; write \"inf\" to send all at"
+                                        + " once",
+                                (long) MAX_RATE));
+            }
+            if (sweep.frontier() != null) {
+                atMost(
+                        "sweep.frontier.max_launches",
+                        sweep.frontier().maxLaunches(),
+                        MAX_LAUNCHES,
+                        "launches per backend");
+            }
+            atMostSeconds("timeouts.startup_s", timeouts.startup());
+            atMostSeconds("timeouts.request_s", timeouts.request());
+            atMostSeconds("timeouts.shutdown_s", timeouts.shutdown());
+            for (int i = 0; i < backends.size(); i++) {
+                String at = "backends[" + i + "]";
+                Backend b = backends.get(i);
+                atMostSeconds(at + ".startup_s", b.startup());
+                String problem = Hosts.problem(b.host());
+                if (problem != null) {
+                    throw error(at + ".host", "host: " + problem);
+                }
+            }
+            if (raw.hardware() != null && raw.hardware().devices() != null) {
+                atMost("hardware.devices", raw.hardware().devices(), MAX_DEVICES, "accelerators on the machine");
+            }
+            if (raw.hardware() != null) {
+                atMostGib("hardware.memory_gib", raw.hardware().memoryGib());
+            }
+            atMostGib("weights_gib", raw.weightsGib());
+            for (int i = 0; i < backends.size(); i++) {
+                atMostGib("backends[" + i + "].weights_gib", backends.get(i).weightsGib());
+            }
+        }
+
+        private void atMostGib(String path, Double value) throws ExperimentError {
+            if (value != null && value > MAX_GIB) {
+                throw error(path, String.format(Locale.ROOT, "%s is at most %,d GiB; found %s", path, MAX_GIB, value));
+            }
+        }
+
+        private void atMost(String path, long value, long max, String what) throws ExperimentError {
+            if (value > max) {
+                throw error(
+                        path, String.format(Locale.ROOT, "%s is at most %,d (%s); found %,d", path, max, what, value));
+            }
+        }
+
+        private void atMostSeconds(String path, Duration value) throws ExperimentError {
+            if (value.compareTo(MAX_WAIT) > 0) {
+                throw error(
+                        path,
+                        path + " is at most " + MAX_WAIT.toSeconds()
+                                + " seconds (a week); a longer wait is a typo, not a limit");
+            }
+        }
+
+        // Environment variable names; with patterns, a trailing '*' stands for any rest (SLURM_*).
+        private List<String> checkNames(String path, List<String> names, boolean patterns) throws ExperimentError {
+            if (names == null) {
+                return List.of();
+            }
+            for (int i = 0; i < names.size(); i++) {
+                String n = names.get(i);
+                String bare = patterns && n != null && n.endsWith("*") ? n.substring(0, n.length() - 1) : n;
+                if (bare == null || !ENV_NAME.matcher(bare).matches()) {
+                    throw error(
+                            path + "[" + i + "]",
+                            path + " lists environment variable names"
+                                    + (patterns ? " or prefixes ending in '*' (e.g. SLURM_*)" : " (e.g. MY_API_KEY)")
+                                    + ", never values; found '" + n + "'");
+                }
+            }
+            return List.copyOf(names);
+        }
+
+        private Experiment.Limits checkLimits(ExperimentFile.LimitsFile raw) throws ExperimentError {
+            if (raw == null) {
+                return Experiment.Limits.DEFAULT;
+            }
+            Long response = raw.responseMib();
+            if (response != null) {
+                between("limits.response_mib", response, 1, 65_536, "MiB one response may send");
+            }
+            Long event = raw.eventKib();
+            if (event != null) {
+                between("limits.event_kib", event, 1, 1_048_576, "KiB one server-sent event may hold");
+            }
+            long log = raw.serverLogMib() == null ? Experiment.Limits.DEFAULT_SERVER_LOG_MIB : raw.serverLogMib();
+            between("limits.server_log_mib", log, 1, 1_048_576, "MiB one server's log keeps");
+            return new Experiment.Limits(response, event, log);
+        }
+
+        private void between(String path, long value, long min, long max, String what) throws ExperimentError {
+            if (value < min || value > max) {
+                throw error(
+                        path,
+                        String.format(Locale.ROOT, "%s is %,d to %,d (%s); found %,d", path, min, max, what, value));
+            }
         }
 
         private HardwareSpec checkHardware(ExperimentFile.HardwareFile h) throws ExperimentError {
