@@ -5,18 +5,27 @@ import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
 /**
- * Ctrl-C and SIGTERM during a run: the first interrupts the run, which stops the live server's group and writes
- * the partial results; a second interrupts again, which turns the group's TERM into an immediate KILL. The
- * JVM's default would exit at once and leave the engine running.
+ * Ctrl-C and SIGTERM for the whole of a run command, from before the run folder is opened until the command returns
+ * its exit code: the first interrupts the run, which stops the live server's group and writes the partial results; a
+ * second interrupts again, which turns the group's TERM into an immediate KILL. Once the servers are stopped and the
+ * results and the report are being saved ({@link #finishing()}), a signal no longer interrupts anything: it cannot
+ * make the save shorter, only break it. Any signal makes the exit code 130. The JVM's default would exit at once,
+ * leave the engine running, and skip the save.
  */
 final class Interrupts implements AutoCloseable {
     private final SignalHandler previousInt;
     private final SignalHandler previousTerm;
+    private final AtomicInteger count = new AtomicInteger();
+    private volatile boolean finishing;
 
     private Interrupts(Thread worker) {
-        AtomicInteger count = new AtomicInteger();
         SignalHandler handler = sig -> {
             int n = count.incrementAndGet();
+            if (finishing) {
+                System.err.println(
+                        "\nctxprobe: the servers are stopped; saving the results and the report, then" + " exiting");
+                return;
+            }
             System.err.println(
                     n == 1
                             ? "\nctxprobe: stopping the server and saving partial results (Ctrl-C again to kill at once)"
@@ -29,6 +38,16 @@ final class Interrupts implements AutoCloseable {
 
     static Interrupts install(Thread worker) {
         return new Interrupts(worker);
+    }
+
+    /** From now on signals are counted but interrupt nothing: the run is saving what it has. */
+    void finishing() {
+        finishing = true;
+    }
+
+    /** How many signals came. */
+    int received() {
+        return count.get();
     }
 
     @Override

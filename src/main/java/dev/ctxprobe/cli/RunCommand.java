@@ -64,6 +64,9 @@ final class RunCommand implements Callable<Integer> {
         PrintStream stdout = System.out;
         List<String> notices = new ArrayList<>();
         RunFolder folder = null;
+        // From the first moment to the exit code: a signal while leftovers are stopped or the report is saved must
+        // not fall through to the JVM's default, which exits at once.
+        Interrupts interrupts = Interrupts.install(Thread.currentThread());
         try {
             Experiment e;
             if (resume != null) {
@@ -77,7 +80,7 @@ final class RunCommand implements Callable<Integer> {
                 return Main.OK;
             }
             notices.forEach(stdout::println);
-            return execute(e, folder, stdout);
+            return execute(e, folder, stdout, interrupts);
         } catch (ExperimentError err) {
             System.err.println(err.getMessage());
             return Main.USAGE;
@@ -99,6 +102,7 @@ final class RunCommand implements Callable<Integer> {
                     // The lock goes with the process anyway.
                 }
             }
+            interrupts.close();
         }
     }
 
@@ -107,15 +111,12 @@ final class RunCommand implements Callable<Integer> {
         return onlyBackends.isEmpty() ? chosen : chosen.withBackends(onlyBackends);
     }
 
-    private int execute(Experiment e, RunFolder folder, PrintStream stdout)
+    private int execute(Experiment e, RunFolder folder, PrintStream stdout, Interrupts interrupts)
             throws IOException, RunFolder.Refused, Exploration.ResumeMismatch {
         int before = folder == null ? 0 : folder.results().scenarios().size();
         Console console = new Console(stdout, quiet, verbose, before);
-        Run run = new Run(console, stdout::println);
-        Run.Result result;
-        try (Interrupts ignored = Interrupts.install(Thread.currentThread())) {
-            result = folder == null ? run.start(e, Experiments.text(file), file, out) : run.resume(folder, e);
-        }
+        Run run = new Run(console, stdout::println, interrupts::finishing);
+        Run.Result result = folder == null ? run.start(e, Experiments.text(file), file, out) : run.resume(folder, e);
         console.summary(result.document(), result.dir());
         if (result.report() != null && !quiet) {
             stdout.println("report:  " + result.report());
@@ -127,6 +128,12 @@ final class RunCommand implements Callable<Integer> {
         if (result.ending() == Run.Ending.INTERRUPTED) {
             stdout.println("interrupted: servers stopped, partial results kept; continue with: ctxprobe run --resume "
                     + result.dir());
+            return Main.INTERRUPTED;
+        }
+        // A signal that came once the last step was done (during its server's stop, or the save) did not cut the
+        // run short, but whoever sent it must see that it was heard.
+        if (interrupts.received() > 0) {
+            stdout.println("interrupted after the last step: the run is complete, results and report saved");
             return Main.INTERRUPTED;
         }
         return Main.OK;

@@ -29,11 +29,17 @@ public final class ResultFiles {
 
     private ResultFiles() {}
 
-    /** Replaces {@code file} with {@code doc} in one rename. */
+    /**
+     * Replaces {@code file} with {@code doc} in one rename. Temporary files that an earlier write left (a process
+     * killed mid-write) are removed first; one run writes its folder at a time.
+     *
+     * @throws IOException when any part cannot be written (a full disk): {@code file} then still holds what it held
+     */
     public static void write(Path file, ResultDocument doc) throws IOException {
         Path dir = file.toAbsolutePath().getParent();
         Files.createDirectories(dir);
-        Path tmp = Files.createTempFile(dir, ".results-", ".json.tmp");
+        removeStale(dir);
+        Path tmp = Files.createTempFile(dir, TMP_PREFIX, TMP_SUFFIX);
         try {
             // A FileOutputStream, not a FileChannel: a channel closes itself when the writing thread is
             // interrupted, and the partial results of an interrupted run are written exactly then.
@@ -45,8 +51,22 @@ public final class ResultFiles {
             }
             Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
             syncFolder(dir);
+        } catch (JacksonException e) {
+            // Jackson 3 reports the stream's IOException unchecked; it is the same failure to write.
+            throw e.getCause() instanceof IOException io ? io : new IOException(e.getOriginalMessage(), e);
         } finally {
             Files.deleteIfExists(tmp);
+        }
+    }
+
+    private static final String TMP_PREFIX = ".results-";
+    private static final String TMP_SUFFIX = ".json.tmp";
+
+    private static void removeStale(Path dir) throws IOException {
+        try (java.nio.file.DirectoryStream<Path> stale = Files.newDirectoryStream(dir, TMP_PREFIX + "*" + TMP_SUFFIX)) {
+            for (Path p : stale) {
+                Files.deleteIfExists(p);
+            }
         }
     }
 

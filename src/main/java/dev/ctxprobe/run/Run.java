@@ -14,6 +14,7 @@ import dev.ctxprobe.results.NewRun;
 import dev.ctxprobe.results.Provenance;
 import dev.ctxprobe.results.Recorder;
 import dev.ctxprobe.results.ResultDocument;
+import dev.ctxprobe.secrets.Redactor;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.OffsetDateTime;
@@ -43,14 +44,24 @@ public final class Run {
 
     private final RunListener listener;
     private final Consumer<String> notices;
+    private final Runnable finishing;
 
     /**
      * @param listener hears of every step as it starts and ends
      * @param notices lines for the user beside the steps (leftover servers stopped)
      */
     public Run(RunListener listener, Consumer<String> notices) {
+        this(listener, notices, () -> {});
+    }
+
+    /**
+     * @param finishing called once the servers are stopped, before the results and the report are saved: from then
+     *     on nothing must interrupt the run's thread (a signal handler stops interrupting it)
+     */
+    public Run(RunListener listener, Consumer<String> notices, Runnable finishing) {
         this.listener = listener;
         this.notices = notices;
+        this.finishing = finishing;
     }
 
     /**
@@ -63,7 +74,8 @@ public final class Run {
             throws IOException, RunFolder.Refused, Exploration.ResumeMismatch {
         OffsetDateTime started = OffsetDateTime.now(ZoneOffset.UTC);
         java.util.List<String> found = new java.util.ArrayList<>();
-        try (RunFolder folder = RunFolder.create(out, e, text, started, found)) {
+        try (PortLocks ports = PortLocks.acquire(e, out.resolve(e.name()));
+                RunFolder folder = RunFolder.create(out, e, text, started, found)) {
             found.forEach(notices);
             ResultDocument doc = NewRun.document(
                     e,
@@ -86,14 +98,23 @@ public final class Run {
     public Result resume(RunFolder folder, Experiment e)
             throws IOException, RunFolder.Refused, Exploration.ResumeMismatch {
         ResultDocument doc = folder.results();
-        return explore(folder, e, doc.withMetadata(doc.metadata().finished(null)));
+        try (PortLocks ports = PortLocks.acquire(e, folder.dir())) {
+            return explore(folder, e, doc.withMetadata(doc.metadata().finished(null)));
+        }
     }
 
     private Result explore(RunFolder folder, Experiment e, ResultDocument start) throws Exploration.ResumeMismatch {
-        Recorder recorder = new Recorder(folder.resultsFile(), start);
+        Redactor redactor = redactor(e);
+        Recorder recorder = new Recorder(folder.resultsFile(), start, redactor);
         listener.runStarted(e.name(), folder.dir());
         Map<Experiment.Launcher, Launcher> launchers = new LinkedHashMap<>();
-        LaunchContext context = new LaunchContext(folder.dir(), folder.ledger(), HardwareProbe.system());
+        LaunchContext context = new LaunchContext(
+                folder.dir(),
+                folder.ledger(),
+                HardwareProbe.system(),
+                redactor,
+                e.passEnv(),
+                e.limits().serverLogBytes());
         Exploration exploration = new Exploration(
                 Plan.of(e),
                 (Backend b) -> launchers.computeIfAbsent(
@@ -106,11 +127,16 @@ public final class Run {
             exploration.run();
         } catch (Exploration.Interrupted interrupted) {
             ending = Ending.INTERRUPTED;
+        } catch (RuntimeException | Error fault) {
+            // Whatever ended the run (a full disk, an OutOfMemoryError), no server it started may outlive it.
+            stopWhatIsLeft(folder, e);
+            throw fault;
         } finally {
             launchers.values().forEach(Launcher::close);
         }
         // A Ctrl-C has done its work once the servers are stopped (or the last step was already done); left
-        // pending, it would cut the saving of the results and the report short.
+        // pending, it would cut the saving of the results and the report short, and so would a later one.
+        finishing.run();
         Thread.interrupted();
         ResultDocument doc = recorder.document();
         if (ending == Ending.COMPLETED) {
@@ -123,6 +149,32 @@ public final class Run {
             // The results are safe on disk; a report that cannot be drawn must not turn a finished run into an error.
             return new Result(ending, doc, folder.dir(), null, String.valueOf(err.getMessage()));
         }
+    }
+
+    // The servers the ledger still names are those no stop has seen gone.
+    private void stopWhatIsLeft(RunFolder folder, Experiment e) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            Launchers.stopLeftovers(folder.ledger(), e.timeouts().shutdown()).forEach(notices);
+        } catch (RuntimeException | Error alsoBroken) {
+            // The first fault is the one to report; the servers file still names what is left for the next run.
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * What is masked in this run's logs and results: the values of the variables the experiment names as secret and
+     * of those whose names look secret, in ctxprobe's environment and in the experiment's {@code env}.
+     */
+    static Redactor redactor(Experiment e) {
+        java.util.List<Map<String, String>> envs = new java.util.ArrayList<>();
+        envs.add(System.getenv());
+        envs.add(e.env());
+        e.backends().forEach(b -> envs.add(b.env()));
+        return Redactor.of(e.secretNames(), envs);
     }
 
     private static NewRun.HardwareFacts hardware(Experiment e) {

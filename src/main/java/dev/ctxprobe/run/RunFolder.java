@@ -31,12 +31,35 @@ public final class RunFolder implements AutoCloseable {
 
     private final Path dir;
     private final RunLock lock;
+    private final RunLock experimentLock;
     private final Ledger ledger;
 
-    private RunFolder(Path dir, RunLock lock) {
+    private RunFolder(Path dir, RunLock lock, RunLock experimentLock) {
         this.dir = dir;
         this.lock = lock;
+        this.experimentLock = experimentLock;
         this.ledger = new Ledger(dir);
+    }
+
+    /**
+     * One run per experiment folder ({@code <out>/<experiment>/}) at a time: two would launch on the same fixed ports
+     * and each record the other's servers. The lock file lives beside the port locks, named by the folder's real path,
+     * so that the experiment folder holds nothing but run folders.
+     */
+    private static RunLock lockExperiment(Path experimentDir, String experiment, Path runDir)
+            throws IOException, Refused {
+        Files.createDirectories(experimentDir);
+        Path file = PortLocks.folder()
+                .resolveSibling("experiments")
+                .resolve(PortLocks.key(experimentDir.toRealPath().toString()) + ".lock");
+        Files.createDirectories(file.getParent());
+        RunLock held = RunLock.tryAcquire(
+                file, "ctxprobe pid " + ProcessHandle.current().pid() + (runDir == null ? "" : " in " + runDir));
+        if (held == null) {
+            throw new Refused("another run of " + experiment + " is going on (" + RunLock.holder(file)
+                    + "): wait for it to end, or give this run another --out folder; nothing was launched");
+        }
+        return held;
     }
 
     /** A folder that cannot be used, in one sentence saying what to do. */
@@ -56,20 +79,25 @@ public final class RunFolder implements AutoCloseable {
             Path out, Experiment e, String experimentText, OffsetDateTime started, List<String> notices)
             throws IOException, Refused {
         Path experimentDir = out.resolve(e.name());
-        notices.addAll(stopLeftoversOfEarlierRuns(experimentDir));
         String id = started.format(NewRun.RUN_ID);
-        Files.createDirectories(experimentDir);
         Path dir = experimentDir.resolve(id);
         for (int n = 2; Files.exists(dir); n++) {
             dir = experimentDir.resolve(id + "-" + n);
         }
-        Files.createDirectories(dir.resolve("logs"));
-        RunLock lock = RunLock.tryAcquire(dir);
-        if (lock == null) {
-            throw new Refused("another ctxprobe took " + dir + " at the same moment; run again");
+        RunLock experimentLock = lockExperiment(experimentDir, e.name(), dir);
+        try {
+            notices.addAll(stopLeftoversOfEarlierRuns(experimentDir));
+            Files.createDirectories(dir.resolve("logs"));
+            RunLock lock = RunLock.tryAcquire(dir);
+            if (lock == null) {
+                throw new Refused("another ctxprobe took " + dir + " at the same moment; run again");
+            }
+            Files.writeString(dir.resolve(EXPERIMENT_COPY), experimentText, StandardCharsets.UTF_8);
+            return new RunFolder(dir, lock, experimentLock);
+        } catch (IOException | Refused | RuntimeException failed) {
+            experimentLock.close();
+            throw failed;
         }
-        Files.writeString(dir.resolve(EXPERIMENT_COPY), experimentText, StandardCharsets.UTF_8);
-        return new RunFolder(dir, lock);
     }
 
     /**
@@ -85,7 +113,16 @@ public final class RunFolder implements AutoCloseable {
         if (lock == null) {
             throw new Refused("another ctxprobe is running in " + dir + "; wait for it or stop it first");
         }
-        RunFolder folder = new RunFolder(dir, lock);
+        RunLock experimentLock;
+        try {
+            Path experimentDir = dir.toAbsolutePath().getParent();
+            experimentLock =
+                    lockExperiment(experimentDir, experimentDir.getFileName().toString(), dir);
+        } catch (IOException | Refused failed) {
+            lock.close();
+            throw failed;
+        }
+        RunFolder folder = new RunFolder(dir, lock, experimentLock);
         notices.addAll(Launchers.stopLeftovers(folder.ledger, LEFTOVER_WAIT));
         return folder;
     }
@@ -163,6 +200,10 @@ public final class RunFolder implements AutoCloseable {
 
     @Override
     public void close() throws IOException {
-        lock.close();
+        try {
+            lock.close();
+        } finally {
+            experimentLock.close();
+        }
     }
 }
