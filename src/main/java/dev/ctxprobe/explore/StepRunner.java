@@ -429,7 +429,7 @@ final class StepRunner {
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();
         }
-        return root == e ? String.valueOf(e) : root + ", in " + e;
+        return String.valueOf(root);
     }
 
     private static List<String> stackHead(Throwable e) {

@@ -14,7 +14,8 @@ import java.util.Set;
  * The servers a run has live, kept in its folder ({@code servers.pid}) so that a run killed with SIGKILL can have
  * them found and stopped by {@code --resume} or the next run. One line per server: the launcher's kind, then what
  * that launcher needs to recognise and stop it (a local process group with its start time and boot id, a cluster
- * job id with its name). A line of three fields without a kind is a local group, as older runs wrote it.
+ * job id with its name). A line of three fields without a kind is a local group, as older runs wrote it. A local
+ * launch is written before its process starts, with group -1 and its mark, and completed once the process runs.
  */
 public final class Ledger {
     /** The file's name inside a run folder. */
@@ -44,6 +45,13 @@ public final class Ledger {
     }
 
     public synchronized void add(Entry e) {
+        entries.add(e);
+        write();
+    }
+
+    /** Replaces {@code old} with {@code e} in one write. */
+    public synchronized void replace(Entry old, Entry e) {
+        entries.remove(old);
         entries.add(e);
         write();
     }

@@ -102,6 +102,20 @@ public final class LocalLauncher implements Launcher {
         pb.environment().clear();
         pb.environment().putAll(ServerEnvironment.of(System.getenv(), passEnv, spec.env(), mark));
         List<Long> memoryBefore = gpu == null ? null : gpu.usedMiB();
+        // Recorded before it starts, by its mark alone: a ctxprobe killed between the start and the record must not
+        // leave a server that no servers file names.
+        Ledger.Entry pending = null;
+        if (ledger != null) {
+            pending = new Ledger.Entry(
+                    KIND,
+                    List.of(
+                            "-1",
+                            Long.toString(ProcessGroups.startTicks(
+                                    ProcessHandle.current().pid())),
+                            ProcessGroups.bootId(),
+                            mark));
+            ledger.add(pending);
+        }
         long started = System.nanoTime();
         Process process;
         LogCopier log;
@@ -111,6 +125,9 @@ public final class LocalLauncher implements Launcher {
             log.open();
             process = pb.start();
         } catch (IOException e) {
+            if (pending != null) {
+                ledger.remove(pending);
+            }
             throw new LaunchException(
                     new Refusal(
                             FailureClass.STARTUP_CRASH,
@@ -124,12 +141,9 @@ public final class LocalLauncher implements Launcher {
         if (ledger != null) {
             entry = entryOf(process.pid(), mark);
             try {
-                ledger.add(entry);
+                ledger.replace(pending, entry);
             } catch (UncheckedIOException notRecorded) {
-                // A server the servers file does not name could not be found after a SIGKILL: it must not run.
-                new LaunchProcesses(process.pid(), ProcessGroups.startTicks(process.pid()), mark)
-                        .stop(Duration.ZERO, KILL_WAIT);
-                throw notRecorded;
+                // The line written before the start still finds every process of the launch by its mark.
             }
         }
         try {
@@ -223,13 +237,16 @@ public final class LocalLauncher implements Launcher {
         public Optional<Leftover> stopLeftover(Ledger.Entry entry, Duration wait) {
             List<String> f = entry.fields();
             if ((f.size() != 3 && f.size() != 4)
-                    || !f.get(0).matches("\\d+")
+                    || !f.get(0).matches("-?\\d+")
                     || !f.get(1).matches("-?\\d+")) {
                 return Optional.empty();
             }
             long pgid = Long.parseLong(f.get(0));
             long start = Long.parseLong(f.get(1));
             String mark = f.size() == 4 ? f.get(3) : null;
+            if (pgid <= 1 && mark == null) {
+                return Optional.empty();
+            }
             List<Long> members = liveMembers(pgid, start, f.get(2), mark);
             if (members.isEmpty()) {
                 return Optional.empty();
@@ -237,7 +254,8 @@ public final class LocalLauncher implements Launcher {
             LaunchProcesses.Stopped stopped = new LaunchProcesses(pgid, start, mark).stop(wait, KILL_WAIT);
             List<Long> left = stopped.left();
             return Optional.of(new Leftover(
-                    "stopped leftover server group " + pgid + " " + members
+                    (pgid > 1 ? "stopped leftover server group " + pgid + " " : "stopped leftover server processes ")
+                            + members
                             + (stopped.outsideGroup().isEmpty()
                                     ? ""
                                     : " (outside its group: " + stopped.outsideGroup() + ")")

@@ -74,8 +74,7 @@ public final class Run {
             throws IOException, RunFolder.Refused, Exploration.ResumeMismatch {
         OffsetDateTime started = OffsetDateTime.now(ZoneOffset.UTC);
         java.util.List<String> found = new java.util.ArrayList<>();
-        try (PortLocks ports = PortLocks.acquire(e, out.resolve(e.name()));
-                RunFolder folder = RunFolder.create(out, e, text, started, found)) {
+        try (RunFolder folder = RunFolder.create(out, e, text, started, found)) {
             found.forEach(notices);
             ResultDocument doc = NewRun.document(
                     e,

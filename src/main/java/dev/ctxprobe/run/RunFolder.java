@@ -33,6 +33,8 @@ public final class RunFolder implements AutoCloseable {
     private final RunLock lock;
     private final RunLock experimentLock;
     private final Ledger ledger;
+    /** The fixed ports held for a new run; a resumed run holds its own once its experiment is read. */
+    private PortLocks ports;
 
     private RunFolder(Path dir, RunLock lock, RunLock experimentLock) {
         this.dir = dir;
@@ -48,10 +50,9 @@ public final class RunFolder implements AutoCloseable {
      */
     private static RunLock lockExperiment(Path experimentDir, String experiment, Path runDir)
             throws IOException, Refused {
-        Files.createDirectories(experimentDir);
         Path file = PortLocks.folder()
                 .resolveSibling("experiments")
-                .resolve(PortLocks.key(experimentDir.toRealPath().toString()) + ".lock");
+                .resolve(PortLocks.key(realPath(experimentDir).toString()) + ".lock");
         Files.createDirectories(file.getParent());
         RunLock held = RunLock.tryAcquire(
                 file, "ctxprobe pid " + ProcessHandle.current().pid() + (runDir == null ? "" : " in " + runDir));
@@ -85,7 +86,9 @@ public final class RunFolder implements AutoCloseable {
             dir = experimentDir.resolve(id + "-" + n);
         }
         RunLock experimentLock = lockExperiment(experimentDir, e.name(), dir);
+        PortLocks ports = null;
         try {
+            ports = PortLocks.acquire(e, experimentDir);
             notices.addAll(stopLeftoversOfEarlierRuns(experimentDir));
             Files.createDirectories(dir.resolve("logs"));
             RunLock lock = RunLock.tryAcquire(dir);
@@ -93,11 +96,26 @@ public final class RunFolder implements AutoCloseable {
                 throw new Refused("another ctxprobe took " + dir + " at the same moment; run again");
             }
             Files.writeString(dir.resolve(EXPERIMENT_COPY), experimentText, StandardCharsets.UTF_8);
-            return new RunFolder(dir, lock, experimentLock);
+            RunFolder folder = new RunFolder(dir, lock, experimentLock);
+            folder.ports = ports;
+            return folder;
         } catch (IOException | Refused | RuntimeException failed) {
+            if (ports != null) {
+                ports.close();
+            }
             experimentLock.close();
             throw failed;
         }
+    }
+
+    // The real path of a folder that may not exist yet: that of its nearest existing parent, with the rest added.
+    private static Path realPath(Path p) throws IOException {
+        Path absolute = p.toAbsolutePath().normalize();
+        Path existing = absolute;
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        return existing == null ? absolute : existing.toRealPath().resolve(existing.relativize(absolute));
     }
 
     /**
@@ -203,6 +221,9 @@ public final class RunFolder implements AutoCloseable {
         try {
             lock.close();
         } finally {
+            if (ports != null) {
+                ports.close();
+            }
             experimentLock.close();
         }
     }

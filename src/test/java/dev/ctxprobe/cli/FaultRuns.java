@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Stream;
 import tools.jackson.databind.JsonNode;
@@ -52,6 +53,32 @@ final class FaultRuns {
                         .toList());
     }
 
+    /**
+     * As {@link #write(Path, String, List, int, List)} with its own timeouts (flow-style YAML) and more top-level
+     * YAML ({@code extra}: limits, secrets, pass_env).
+     */
+    static Path write(
+            Path dir,
+            String name,
+            List<Long> targets,
+            int warmup,
+            String timeouts,
+            String extra,
+            List<Backend> backends)
+            throws IOException {
+        return TestExperiments.write(
+                dir,
+                name,
+                "  strategy: list\n  targets: " + targets + "\n",
+                "  output_len: 1\n  num_prompts: 1\n  max_concurrency: 1\n  request_rate: 10000\n  warmup: " + warmup
+                        + "\n",
+                timeouts,
+                extra,
+                backends.stream()
+                        .map(b -> new TestExperiments.Backend(b.name(), "vllm", b.port(), b.engineArgs()))
+                        .toList());
+    }
+
     /** The single run folder under {@code out/<experiment>/}, if it exists yet. */
     static Optional<Path> runDir(Path out, String experiment) {
         Path experimentDir = out.resolve(experiment);
@@ -67,19 +94,84 @@ final class FaultRuns {
 
     /** Starts {@code ctxprobe ARGS} as a real child process, with its output in {@code log}. */
     static Process startCtxprobe(Path log, String... args) throws IOException {
+        return startCtxprobe(log, Map.of(), List.of(), args);
+    }
+
+    /**
+     * Starts {@code ctxprobe ARGS} as a real child process with more environment variables and JVM options.
+     *
+     * @param jvm JVM options before the class path, e.g. {@code -Xmx64m}
+     */
+    static Process startCtxprobe(Path log, Map<String, String> env, List<String> jvm, String... args)
+            throws IOException {
+        ProcessBuilder pb = new ProcessBuilder(ctxprobeArgv(jvm, args))
+                .redirectErrorStream(true)
+                .redirectOutput(log.toFile());
+        pb.environment().putAll(env);
+        return pb.start();
+    }
+
+    /** The argv of {@code ctxprobe ARGS} run by the tests' java with the tests' class path. */
+    static List<String> ctxprobeArgv(List<String> jvm, String... args) {
         List<String> argv = new ArrayList<>(List.of(
                 TestEngines.javaBin(),
                 "--enable-native-access=ALL-UNNAMED",
                 "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1",
-                "-cp",
-                TestEngines.classpath(),
-                Main.class.getName()));
+                "-XX:TieredStopAtLevel=1"));
+        argv.addAll(jvm);
+        argv.addAll(List.of("-cp", TestEngines.classpath(), Main.class.getName()));
         argv.addAll(List.of(args));
-        return new ProcessBuilder(argv)
-                .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
-                .start();
+        return argv;
+    }
+
+    /**
+     * The pids of live processes that carry a launch mark of the run folder {@code runDir} (its name is the first
+     * part of every mark), whatever their group or session.
+     */
+    static List<Long> markedProcesses(Path runDir) {
+        String prefix = "CTXPROBE_LAUNCH=" + runDir.getFileName() + ".";
+        List<Long> found = new ArrayList<>();
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            for (Path p : procs.toList()) {
+                String name = p.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit)) {
+                    continue;
+                }
+                byte[] env;
+                try {
+                    env = Files.readAllBytes(p.resolve("environ"));
+                    String stat = Files.readString(p.resolve("stat"));
+                    if (stat.substring(stat.lastIndexOf(')') + 2).startsWith("Z")) {
+                        continue;
+                    }
+                } catch (IOException | RuntimeException gone) {
+                    continue;
+                }
+                for (String entry : new String(env, java.nio.charset.StandardCharsets.UTF_8).split("\0")) {
+                    if (entry.startsWith(prefix)) {
+                        found.add(Long.parseLong(name));
+                        break;
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return found;
+    }
+
+    /** The peak resident memory of a live process in MiB (VmHWM), or -1 once it is gone. */
+    static long peakRssMib(long pid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+                if (line.startsWith("VmHWM:")) {
+                    return Long.parseLong(line.replaceAll("\\D", "")) / 1024;
+                }
+            }
+        } catch (IOException | RuntimeException gone) {
+            return -1;
+        }
+        return -1;
     }
 
     /** Sends a signal (INT, TERM, KILL) to one process by its pid. */
@@ -157,9 +249,15 @@ final class FaultRuns {
         }
     }
 
+    /** The process has exited: it is not in the process table, or only as a zombie (which holds nothing). */
     static void assertProcessGone(long pid) {
-        assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive))
-                .as("process %d", pid)
-                .isNotEqualTo(Optional.of(true));
+        String state;
+        try {
+            String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+            state = stat.substring(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+        } catch (IOException gone) {
+            state = "gone";
+        }
+        assertThat(state).as("state of process %d", pid).isIn("gone", "Z", "X");
     }
 }

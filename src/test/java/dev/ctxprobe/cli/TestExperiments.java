@@ -30,7 +30,15 @@ final class TestExperiments {
     /** Writes an experiment; {@code timeouts} is the flow-style YAML of the timeouts section. */
     static Path write(Path dir, String name, String sweep, String load, String timeouts, List<Backend> backends)
             throws IOException {
+        return write(dir, name, sweep, load, timeouts, "", backends);
+    }
+
+    /** As {@link #write(Path, String, String, String, String, List)}, with more top-level YAML ({@code extra}). */
+    static Path write(
+            Path dir, String name, String sweep, String load, String timeouts, String extra, List<Backend> backends)
+            throws IOException {
         StringBuilder y = new StringBuilder();
+        y.append(extra);
         y.append("experiment: ").append(name).append('\n');
         y.append("model: test-model\n");
         y.append("context_pad: 100\n");

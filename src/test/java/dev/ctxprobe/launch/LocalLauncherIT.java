@@ -157,6 +157,45 @@ class LocalLauncherIT {
     }
 
     @Test
+    void theLogIsMaskedAndKeepsItsHeadAndTailPastTheCap() throws Exception {
+        Ledger ledger = new Ledger(dir);
+        int port = Ports.free();
+        LaunchSpec spec = new LaunchSpec(
+                "chatty",
+                List.of(
+                        "sh",
+                        "-c",
+                        "echo first line; echo token sk-0123456789; i=0; while [ $i -lt 20000 ]; do"
+                                + " echo filler line $i of the log; i=$((i+1)); done; echo last line"),
+                Map.of(),
+                dir.resolve("logs/chatty.log"),
+                "127.0.0.1",
+                port,
+                "/health",
+                Duration.ofSeconds(30),
+                Duration.ofSeconds(5));
+        LaunchContext context = new LaunchContext(
+                dir,
+                ledger,
+                null,
+                dev.ctxprobe.secrets.Redactor.of(java.util.Set.of("K"), List.of(Map.of("K", "sk-0123456789"))),
+                List.of(),
+                128 * 1024);
+        ServerHandle h = new LocalLauncher(context).launch(spec);
+        started.add(h);
+
+        assertThat(h.awaitReady()).isInstanceOf(Readiness.Exited.class);
+
+        String log = Files.readString(dir.resolve("logs/chatty.log"));
+        assertThat(Files.size(dir.resolve("logs/chatty.log"))).isLessThanOrEqualTo(128 * 1024 + 200);
+        assertThat(log)
+                .startsWith("first line\ntoken ***\n")
+                .contains("ctxprobe left out")
+                .endsWith("filler line 19999 of the log\nlast line\n")
+                .doesNotContain("sk-0123456789");
+    }
+
+    @Test
     void aBusyPortIsSeen() throws Exception {
         try (var ss = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
             assertThat(Ports.busy("127.0.0.1", ss.getLocalPort())).isTrue();

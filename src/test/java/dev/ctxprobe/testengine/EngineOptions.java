@@ -18,7 +18,9 @@ record EngineOptions(
         double prefillQuadraticNs,
         double itlMs,
         Set<Long> refuseAt,
-        Set<Fault> faults) {
+        Set<Fault> faults,
+        long notReadyMs,
+        long logMib) {
 
     /** Capacity when none is given: large enough that every length a test asks for fits. */
     static final long HUGE_CAPACITY = 1_000_000_000L;
@@ -26,7 +28,7 @@ record EngineOptions(
     static final String USAGE = "usage: TestEngine --port N [--host H] [--mode vllm|sglang|llamacpp|lmdeploy|tgi]"
             + " [--max-model-len N | --context-length N | -c N | --session-len N | --max-total-tokens N]"
             + " [--capacity N] [--startup-ms N] [--prefill-us-per-token D] [--prefill-quadratic-ns D]"
-            + " [--itl-ms D] [--refuse-at L1,L2,...] [--fault NAME]...";
+            + " [--itl-ms D] [--refuse-at L1,L2,...] [--not-ready-ms N] [--log-mib N] [--fault NAME]...";
 
     /** Which real engine's texts, readiness and over-limit behaviour the test engine imitates. */
     enum Mode {
@@ -56,7 +58,27 @@ record EngineOptions(
         OOM_STARTUP,
         BAD_ARGS,
         TRUNCATE,
-        BOS;
+        BOS,
+        /** /health answers 503 with a body of one byte every 1.5 s, and never becomes ready. */
+        SLOW_HEALTH,
+        /** /health says 200 at once, while /v1/models and completions answer 503 for --not-ready-ms more. */
+        HEALTH_EARLY,
+        /** A 200 stream of choice events as fast as the socket takes them, never ending. */
+        ENDLESS_STREAM,
+        /** A 200 stream of one choice event every 100 ms, never ending. */
+        SLOW_ENDLESS_STREAM,
+        /** A 200 application/json body that never ends. */
+        ENDLESS_JSON,
+        /** A stream error in vLLM's older shape: {"object": "error", ...} with the context-length refusal. */
+        OLD_ERROR_EVENT,
+        /** A child that moves to a process group of its own (setpgid), as job control does. */
+        SETPGID_CHILD,
+        /** A daemon that double-forks with setsid: its own session, re-parented away from the engine. */
+        SETSID_DAEMON,
+        /** Logs its whole environment in the line of a fatal error and exits 1, as a crashing wrapper might. */
+        LEAK_ENV,
+        /** Logs --log-mib MiB of chatter between its first line and its capacity line. */
+        CHATTY_STARTUP;
 
         static Fault parse(String name) {
             try {
@@ -89,6 +111,8 @@ record EngineOptions(
         double itlMs = 0.0;
         Set<Long> refuseAt = new HashSet<>();
         Set<Fault> faults = EnumSet.noneOf(Fault.class);
+        long notReadyMs = 2000;
+        long logMib = 64;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             String name = arg;
@@ -119,6 +143,8 @@ record EngineOptions(
                     }
                 }
                 case "--fault" -> faults.add(Fault.parse(value));
+                case "--not-ready-ms" -> notReadyMs = number(name, value);
+                case "--log-mib" -> logMib = number(name, value);
                 default -> throw new IllegalArgumentException("unrecognized argument: " + arg);
             }
         }
@@ -136,7 +162,9 @@ record EngineOptions(
                 prefillQuadraticNs,
                 itlMs,
                 Set.copyOf(refuseAt),
-                Collections.unmodifiableSet(faults));
+                Collections.unmodifiableSet(faults),
+                notReadyMs,
+                logMib);
     }
 
     private static Mode mode(String value) {

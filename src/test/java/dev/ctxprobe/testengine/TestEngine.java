@@ -34,6 +34,8 @@ public final class TestEngine {
     private final EngineOptions options;
     private final AtomicLong requestIds = new AtomicLong();
     private volatile boolean ready;
+    /** Until this System.nanoTime(), a server with health-early answers 503 to everything but /health. */
+    private volatile long servesFrom;
 
     private TestEngine(EngineOptions options) {
         this.options = options;
@@ -67,14 +69,29 @@ public final class TestEngine {
                     "api_server.py: error: argument --max-model-len: invalid int value: '" + options.maxModelLen()
                             + "k'");
         }
+        if (options.has(Fault.LEAK_ENV)) {
+            die(1, "ERROR engine failed to start; its environment was " + new java.util.TreeMap<>(System.getenv()));
+        }
         if (options.has(Fault.LEAVE_CHILD)) {
             leaveChild();
         }
-        boolean bindEarly = options.mode().bindsWhileLoading() || options.has(Fault.NEVER_READY);
+        if (options.has(Fault.SETPGID_CHILD)) {
+            // bash's job control puts a background job in a process group of its own.
+            shell("bash", "set -m; sleep 3600 >/dev/null 2>&1 & echo \"INFO setpgid child pid $!\"");
+        }
+        if (options.has(Fault.SETSID_DAEMON)) {
+            // Fork, setsid, fork again: the daemon's parent exits and it is re-parented, in a session of its own.
+            shell("sh", "setsid sh -c 'sleep 3600 >/dev/null 2>&1 & echo \"INFO daemon pid $!\"' &");
+        }
+        boolean bindEarly =
+                options.mode().bindsWhileLoading() || options.has(Fault.NEVER_READY) || options.has(Fault.SLOW_HEALTH);
         if (bindEarly) {
             bind();
         }
         logLoading();
+        if (options.has(Fault.CHATTY_STARTUP)) {
+            chatter(options.logMib());
+        }
         Thread.sleep(options.startupMs());
         if (options.has(Fault.OOM_STARTUP)) {
             die(
@@ -90,8 +107,28 @@ public final class TestEngine {
             info("Waiting for the scheduler to become ready");
             return;
         }
+        servesFrom = System.nanoTime() + (options.has(Fault.HEALTH_EARLY) ? options.notReadyMs() * 1_000_000 : 0);
         ready = true;
         logReady();
+    }
+
+    /** Runs a shell line whose output goes to the engine's log, and waits for the shell (not its children). */
+    private static void shell(String shell, String line) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(shell, "-c", line)
+                .redirectOutput(ProcessBuilder.Redirect.INHERIT)
+                .redirectError(ProcessBuilder.Redirect.INHERIT)
+                .start();
+        p.waitFor();
+    }
+
+    private static void chatter(long mib) {
+        String line = "DEBUG " + "chatter ".repeat(15) + "\n";
+        byte[] bytes = line.repeat(1024).getBytes(StandardCharsets.UTF_8);
+        long total = mib << 20;
+        for (long written = 0; written < total; written += bytes.length) {
+            System.out.write(bytes, 0, bytes.length);
+        }
+        System.out.flush();
     }
 
     /** SIGTERM ends the engine with exit code 0, as the real servers do, unless the fault says to ignore it. */
@@ -245,6 +282,10 @@ public final class TestEngine {
     }
 
     private void health(HttpExchange exchange) throws IOException {
+        if (options.has(Fault.SLOW_HEALTH)) {
+            trickle(exchange, 503, "application/json", "{\"error\":\"loading\"}".repeat(1000), 1500);
+            return;
+        }
         if (!ready) {
             unavailable(exchange);
         } else if (options.mode() == Mode.LLAMACPP) {
@@ -265,8 +306,26 @@ public final class TestEngine {
         }
     }
 
+    /** Sends the headers, then the body one byte at a time, {@code gapMs} apart. */
+    private static void trickle(HttpExchange exchange, int status, String type, String body, long gapMs)
+            throws IOException {
+        exchange.getResponseHeaders().set("Content-Type", type);
+        exchange.sendResponseHeaders(status, 0);
+        OutputStream out = exchange.getResponseBody();
+        out.flush();
+        for (byte b : body.getBytes(StandardCharsets.UTF_8)) {
+            out.write(b);
+            out.flush();
+            pause(gapMs);
+        }
+    }
+
+    private boolean notServingYet() {
+        return !ready || System.nanoTime() < servesFrom;
+    }
+
     private void models(HttpExchange exchange) throws IOException {
-        if (!ready) {
+        if (notServingYet()) {
             unavailable(exchange);
             return;
         }
@@ -316,7 +375,7 @@ public final class TestEngine {
     }
 
     private void completions(HttpExchange exchange) throws IOException {
-        if (!ready) {
+        if (notServingYet()) {
             unavailable(exchange);
             return;
         }
@@ -504,6 +563,41 @@ public final class TestEngine {
 
     /** Applies a stream-breaking fault; true when it has taken over the response. */
     private boolean streamFault(HttpExchange exchange) throws IOException {
+        if (options.has(Fault.ENDLESS_STREAM) || options.has(Fault.SLOW_ENDLESS_STREAM)) {
+            startStream(exchange);
+            OutputStream out = exchange.getResponseBody();
+            String event = "data: " + json(chunk("cmpl-endless", 0, List.of(choice("a", null)), null)) + "\n\n";
+            byte[] bytes = (options.has(Fault.SLOW_ENDLESS_STREAM) ? event : event.repeat(64))
+                    .getBytes(StandardCharsets.UTF_8);
+            while (true) {
+                out.write(bytes);
+                out.flush();
+                if (options.has(Fault.SLOW_ENDLESS_STREAM)) {
+                    pause(100);
+                }
+            }
+        }
+        if (options.has(Fault.ENDLESS_JSON)) {
+            exchange.getResponseHeaders().set("Content-Type", "application/json");
+            exchange.sendResponseHeaders(200, 0);
+            OutputStream out = exchange.getResponseBody();
+            out.write("{\"choices\": [{\"text\": \"".getBytes(StandardCharsets.UTF_8));
+            byte[] text = "a".repeat(64 * 1024).getBytes(StandardCharsets.UTF_8);
+            while (true) {
+                out.write(text);
+            }
+        }
+        if (options.has(Fault.OLD_ERROR_EVENT)) {
+            startStream(exchange);
+            OutputStream out = exchange.getResponseBody();
+            event(
+                    out,
+                    badRequest("This model's maximum context length is " + (options.maxModelLen() / 2)
+                            + " tokens. However, you requested " + options.maxModelLen() + " tokens. Please reduce"
+                            + " the length of the messages or completion."));
+            event(out, "[DONE]");
+            return true;
+        }
         if (options.has(Fault.HANG_AFTER_HEADERS)) {
             startStream(exchange);
             pause(Double.MAX_VALUE);

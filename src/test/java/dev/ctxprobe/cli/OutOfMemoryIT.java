@@ -1,0 +1,68 @@
+package dev.ctxprobe.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.ctxprobe.cli.FaultRuns.Backend;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Issue 14, failure 4: an OutOfMemoryError killed ctxprobe and left the server running. Here a body that never ends
+ * meets a read limit set far above a 64 MiB heap: the error is ctxprobe's own, so the step is client_error naming
+ * it, its server is stopped, and the run goes on.
+ */
+class OutOfMemoryIT {
+    @TempDir
+    Path dir;
+
+    private Process ctxprobe;
+
+    @AfterEach
+    void endWhatIsLeft() {
+        if (ctxprobe != null && ctxprobe.isAlive()) {
+            ctxprobe.destroyForcibly();
+        }
+    }
+
+    @Test
+    void anOutOfMemoryErrorIsAClientErrorWithItsCauseAndStopsTheServer() throws Exception {
+        Path exp = FaultRuns.write(
+                dir,
+                "oom",
+                List.of(1000L),
+                0,
+                "{startup_s: 20, request_s: 30, shutdown_s: 2}",
+                "limits: {response_mib: 4096}\n",
+                List.of(new Backend("endless", null, "--fault endless-json"), new Backend("healthy", null, "")));
+        Path out = dir.resolve("out");
+        ctxprobe = FaultRuns.startCtxprobe(
+                dir.resolve("ctxprobe.log"),
+                Map.of(),
+                List.of("-Xmx64m"),
+                "run",
+                exp.toString(),
+                "--out",
+                out.toString());
+        assertThat(ctxprobe.waitFor(90, TimeUnit.SECONDS)).isTrue();
+
+        String output = Files.readString(dir.resolve("ctxprobe.log"));
+        assertThat(ctxprobe.exitValue()).as(output).isZero();
+        Path runDir = FaultRuns.runDir(out, "oom").orElseThrow();
+        JsonNode doc = FaultRuns.results(runDir);
+        JsonNode step = doc.get("scenarios").get(0);
+        System.out.println(
+                "the step that ran out of memory: " + step.get("error").asString());
+        assertThat(step.get("outcome").asString()).isEqualTo("client_error");
+        assertThat(step.get("error").asString()).contains("OutOfMemoryError");
+        assertThat(doc.get("scenarios").get(1).get("outcome").asString()).isEqualTo("ok");
+        FaultRuns.assertGroupsGone(FaultRuns.serverGroups(doc));
+        assertThat(FaultRuns.markedProcesses(runDir)).isEmpty();
+    }
+}
