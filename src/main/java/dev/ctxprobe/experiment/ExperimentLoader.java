@@ -166,13 +166,13 @@ public final class ExperimentLoader {
         try {
             where = SourceMap.of(MAPPER, text);
         } catch (JacksonException e) {
-            throw translate(file, e, null);
+            throw translate(file, e, null, text);
         }
         ExperimentFile raw;
         try {
             raw = MAPPER.readValue(text, ExperimentFile.class);
         } catch (JacksonException e) {
-            throw translate(file, e, where);
+            throw translate(file, e, where, text);
         }
         if (raw == null) {
             throw new ExperimentError(file, 0, 0, "the file is empty: start from experiments/demo.yaml");
@@ -180,7 +180,7 @@ public final class ExperimentLoader {
         return new Checker(file, where).check(raw);
     }
 
-    private static ExperimentError translate(Path file, JacksonException e, SourceMap where) {
+    private static ExperimentError translate(Path file, JacksonException e, SourceMap where, String text) {
         TokenStreamLocation loc = e.getLocation();
         int line = loc == null ? 0 : loc.getLineNr();
         int col = loc == null ? 0 : loc.getColumnNr();
@@ -223,7 +223,38 @@ public final class ExperimentLoader {
                     "'" + path + "' is too large: write a whole number up to "
                             + String.format(Locale.ROOT, "%,d", limit));
         }
-        return new ExperimentError(file, line, col, "not valid YAML: " + plain(e) + "; check indentation and quotes");
+        return new ExperimentError(file, line, col, "not valid YAML: " + yamlProblem(e) + "; " + yamlHint(text, line));
+    }
+
+    /**
+     * The YAML parser's own sentences without its excerpts: "expected ',' or '}', but got <stream end> (while parsing a
+     * flow mapping)". Its message repeats the source with carets on indented lines; the location is given already.
+     */
+    private static String yamlProblem(JacksonException e) {
+        List<String> said = e.getOriginalMessage() == null
+                ? List.of()
+                : e.getOriginalMessage()
+                        .lines()
+                        .filter(l -> !l.isBlank() && !Character.isWhitespace(l.charAt(0)))
+                        .toList();
+        if (said.isEmpty()) {
+            return "the text cannot be read";
+        }
+        if (said.size() == 1) {
+            return plain(said.getFirst());
+        }
+        return plain(said.getLast()) + " (" + plain(said.getFirst()) + ")";
+    }
+
+    // A command that starts with a placeholder is the usual mistake: YAML reads "{java} -cp" as a mapping.
+    private static String yamlHint(String text, int line) {
+        List<String> lines = text.lines().toList();
+        for (int i = Math.max(0, line - 2); i < Math.min(lines.size(), line); i++) {
+            if (lines.get(i).matches(".*:\\s*\\{[A-Za-z_]+}.*")) {
+                return "a value that starts with a {placeholder} must be quoted, e.g. command: '{java} -jar x.jar'";
+            }
+        }
+        return "check indentation and quotes";
     }
 
     /**
@@ -262,7 +293,10 @@ public final class ExperimentLoader {
 
     // Jackson's parser messages quote Java types ("out of range of `long`"); keep the first sentence without them.
     private static String plain(JacksonException e) {
-        String first = firstLine(e.getOriginalMessage());
+        return plain(firstLine(e.getOriginalMessage()));
+    }
+
+    private static String plain(String first) {
         int type = first.indexOf(" `");
         int paren = first.indexOf(" (");
         int cut = type < 0 ? paren : paren < 0 ? type : Math.min(type, paren);

@@ -186,4 +186,15 @@ class ExperimentLoaderTest {
         assertThat(empty.problem())
                 .isEqualTo("this is a folder: give the path of an experiment file (see experiments/)");
     }
+
+    @Test
+    void aCommandStartingWithAPlaceholderIsToldToBeQuoted() {
+        ExperimentError err = catchThrowableOfType(
+                ExperimentError.class,
+                () -> loader.parse(FILE, GOOD.replace("command: vllm serve", "command: {tp} vllm serve")));
+        assertThat(err.problem())
+                .isEqualTo(
+                        "not valid YAML: expected <block end>, but found '<scalar>' (while parsing a block mapping);"
+                                + " a value that starts with a {placeholder} must be quoted, e.g. command: '{java} -jar x.jar'");
+    }
 }
