@@ -41,6 +41,9 @@ final class StreamReading {
     long tFirst;
     long tLast;
     CountingSource counting;
+    /** Run once, right after the first token's arrival was stamped; null for none. */
+    Runnable onFirstToken;
+
     private double[] itlMs = new double[16];
     private byte[] line = new byte[1024];
 
@@ -203,6 +206,9 @@ final class StreamReading {
                 itlMs[choiceEvents - 1] = (arrival - tLast) / 1e6;
             } else {
                 tFirst = arrival;
+                if (onFirstToken != null) {
+                    onFirstToken.run();
+                }
             }
             tLast = arrival;
             choiceEvents++;
