@@ -41,7 +41,7 @@ public final class Exploration {
             Plan plan, Function<Backend, Launcher> launchers, Path runDir, Recorder recorder, RunListener listener) {
         this.plan = plan;
         this.experiment = plan.experiment();
-        this.steps = new StepRunner(experiment, launchers, runDir);
+        this.steps = new StepRunner(experiment, launchers, runDir, listener);
         this.recorder = recorder;
         this.listener = listener;
     }
@@ -325,6 +325,11 @@ public final class Exploration {
             }
             StepRunner.Live closing = live;
             live = null;
+            listener.stepPhase(
+                    backend.name(),
+                    closing.command().targetLen(),
+                    StepPhase.STOPPING,
+                    closing.handle().log());
             StopReport report = closing.handle().stop();
             if (liveStepIndex >= 0) {
                 int index = liveStepIndex;
