@@ -139,13 +139,14 @@ final class RunCommand implements Callable<Integer> {
     private int execute(Experiment e, RunFolder folder, PrintStream stdout)
             throws IOException, RunFolder.Refused, Exploration.ResumeMismatch, Preflight.Refused {
         int before = folder == null ? 0 : folder.results().scenarios().size();
-        Console console = new Console(stdout, quiet, verbose, before);
-        Run run = new Run(console, stdout::println);
         Run.Result result;
-        try (Interrupts ignored = Interrupts.install(Thread.currentThread())) {
-            result = folder == null ? run.start(e, Experiments.text(file), file, out) : run.resume(folder, e);
+        try (Console console = new Console(stdout, quiet, verbose, before)) {
+            Run run = new Run(console, stdout::println);
+            try (Interrupts ignored = Interrupts.install(Thread.currentThread())) {
+                result = folder == null ? run.start(e, Experiments.text(file), file, out) : run.resume(folder, e);
+            }
+            console.summary(result.document(), result.dir());
         }
-        console.summary(result.document(), result.dir());
         if (result.report() != null && !quiet) {
             stdout.println("report:  " + result.report());
         }
