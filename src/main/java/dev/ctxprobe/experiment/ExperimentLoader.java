@@ -619,7 +619,10 @@ public final class ExperimentLoader {
         private Duration seconds(String path, Double value, double dflt) throws ExperimentError {
             double v = value == null ? dflt : value;
             if (!(v > 0) || !Double.isFinite(v)) {
-                throw error(path, path + " is a number of seconds above 0, found " + value);
+                throw error(
+                        path,
+                        path + " is a number of seconds above 0, found "
+                                + (Double.isInfinite(v) ? ".inf: give a finite number, e.g. 1800" : value));
             }
             return Duration.ofNanos(Math.round(v * 1e9));
         }

@@ -103,7 +103,8 @@ final class StepRunner {
         StepFailure f = StepFailure.of(
                 FailureClass.CLIENT_ERROR,
                 phase,
-                "ctxprobe itself failed (" + e + "); this is a bug in ctxprobe, please report it with the log",
+                "ctxprobe itself failed (" + (e.getMessage() == null ? "no detail" : e.getMessage())
+                        + "); this is a bug in ctxprobe, please report it with the evidence and the log",
                 stackHead(e));
         return failed(backend, cmd, target, logRelative, server, f).build();
     }

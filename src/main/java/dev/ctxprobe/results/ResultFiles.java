@@ -74,8 +74,7 @@ public final class ResultFiles {
                     ? ""
                     : " at line " + e.getLocation().getLineNr() + ", column "
                             + e.getLocation().getColumnNr();
-            throw new ResultFileException(file + " cannot be read" + at + ": "
-                    + e.getOriginalMessage().lines().findFirst().orElse("")
+            throw new ResultFileException(file + " cannot be read" + at + ": " + plain(e)
                     + " (the file is truncated or was edited by hand; restore it or start a new run)");
         } catch (NullPointerException | IllegalArgumentException e) {
             throw new ResultFileException(file + " is not a valid ctxprobe results file: " + e.getMessage());
@@ -85,6 +84,21 @@ public final class ResultFiles {
             }
             throw e;
         }
+    }
+
+    // Jackson's binding messages name Java types ("Cannot deserialize value of type `java.lang.Long`"): say which
+    // value is wrong instead.
+    private static String plain(JacksonException e) {
+        if (e instanceof tools.jackson.databind.DatabindException) {
+            String path = e.getPath().stream()
+                    .map(r -> r.getPropertyName() != null ? "." + r.getPropertyName() : "[" + r.getIndex() + "]")
+                    .collect(java.util.stream.Collectors.joining())
+                    .replaceFirst("^\\.", "");
+            return "the value of '" + path + "' is not of the kind ctxprobe writes there";
+        }
+        String first = e.getOriginalMessage().lines().findFirst().orElse("");
+        int type = first.indexOf(" `");
+        return type > 0 ? first.substring(0, type) : first;
     }
 
     /** A results file that cannot be used. */

@@ -270,4 +270,18 @@ class RunCommandTest {
         String command = message.substring(0, message.indexOf(':'));
         assertThat(r.err()).isEqualTo(message + "\nTry '" + command + " --help' for more information.\n");
     }
+
+    @Test
+    void aHandEditedResultsFileIsNamedWithoutJavaTypes() throws IOException {
+        Files.copy(Path.of("experiments/demo.yaml"), dir.resolve("experiment.yaml"));
+        Files.writeString(
+                dir.resolve("results.json"), "{\"metadata\": {}, \"scenarios\": [{\"target_len\": [\"lots\"]}]}");
+        CliRun r = run("run", "--resume", dir.toString());
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err())
+                .startsWith("ctxprobe: " + dir.resolve("results.json") + " cannot be read at line 1, column ")
+                .contains(": the value of 'scenarios[0].target_len' is not of the kind ctxprobe writes there (the file"
+                        + " is truncated or was edited by hand; restore it or start a new run)")
+                .doesNotContain("java.", "`");
+    }
 }

@@ -197,4 +197,14 @@ class ExperimentLoaderTest {
                         "not valid YAML: expected <block end>, but found '<scalar>' (while parsing a block mapping);"
                                 + " a value that starts with a {placeholder} must be quoted, e.g. command: '{java} -jar x.jar'");
     }
+
+    @Test
+    void anInfiniteTimeoutIsRefusedInTheFilesWords() {
+        ExperimentError err = catchThrowableOfType(
+                ExperimentError.class,
+                () -> loader.parse(FILE, GOOD.replace("model: /m", "model: /m\ntimeouts: {startup_s: .inf}")));
+        assertThat(err.problem())
+                .isEqualTo("timeouts.startup_s is a number of seconds above 0, found .inf: give a finite number, e.g."
+                        + " 1800");
+    }
 }
