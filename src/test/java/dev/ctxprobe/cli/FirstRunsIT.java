@@ -19,11 +19,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Signs of life while a step runs, seen the way a user sees them: {@code ctxprobe run} as a child process, once under
- * a real pseudo-terminal ({@code script}) and once writing to a pipe, each against the test engine with a slow
- * startup and a slow prefill. Both runs go at once: they mostly wait, and the suite should not wait twice.
+ * The first runs of a new user, as child processes started the way a user starts them, all at once: two of them
+ * mostly wait, and the suite should not wait three times.
+ *
+ * <ul>
+ *   <li>Signs of life while a step runs: the test engine with a slow startup and a slow prefill, once under a real
+ *       pseudo-terminal ({@code script}) and once writing to a pipe.
+ *   <li>The built-in demo with the documented override, {@code --strategy list} (once refused as "needs
+ *       sweep.targets"), and {@code --verbose}, whose numbers must be the same when a step starts and when it ends
+ *       (once {@code [0] ... starting}, then {@code [1] ... FAIL}).
+ * </ul>
  */
-class ProgressIT {
+class FirstRunsIT {
     private static final String LOAD =
             "  output_len: 1\n  num_prompts: 1\n  max_concurrency: 1\n  request_rate: 10000\n  warmup: 0\n";
     private static final String TIMEOUTS = "{startup_s: 90, request_s: 60, shutdown_s: 3}";
@@ -93,8 +100,8 @@ class ProgressIT {
                 List.of(new TestExperiments.Backend("vllm", "vllm", null, engineArgs)));
     }
 
-    private List<String> ctxprobe(Path experiment) {
-        return List.of(
+    private List<String> ctxprobe(String... runArgs) {
+        List<String> argv = new ArrayList<>(List.of(
                 TestEngines.javaBin(),
                 "--enable-native-access=ALL-UNNAMED",
                 "-XX:+UseSerialGC",
@@ -102,10 +109,10 @@ class ProgressIT {
                 "-cp",
                 TestEngines.classpath(),
                 Main.class.getName(),
-                "run",
-                experiment.toString(),
-                "--out",
-                dir.resolve("out").toString());
+                "run"));
+        argv.addAll(List.of(runArgs));
+        argv.addAll(List.of("--out", dir.resolve("out").toString()));
+        return argv;
     }
 
     private static String shellQuoted(List<String> argv) {
@@ -118,39 +125,66 @@ class ProgressIT {
     }
 
     @Test
-    void theStepLineMovesEverySecondOnATerminalAndPlainLinesComeEvery30sWithout() throws Exception {
+    void signsOfLifeOnATerminalAndWithoutWhileTheDemoRunsAsAList() throws Exception {
         Required.assumePresent("script", onPath("script"), "util-linux's script gives the run a pseudo-terminal");
         // 20 s of loading, then a 10,000-token prompt at 1 ms a token: 10 s of prefill.
         Path onTty = experiment("tty", "--startup-ms 20000 --prefill-us-per-token 1000");
         // Loading outlasts the 30 s after which a plain line must appear.
         Path onPipe = experiment("pipe", "--startup-ms 33000");
 
-        ProcessBuilder tty = new ProcessBuilder("script", "-q", "-e", "-c", shellQuoted(ctxprobe(onTty)), "/dev/null")
+        ProcessBuilder tty = new ProcessBuilder(
+                        "script", "-q", "-e", "-c", shellQuoted(ctxprobe(onTty.toString())), "/dev/null")
                 .redirectErrorStream(true);
         tty.environment().remove("CI");
         tty.environment().put("COLUMNS", "200");
-        ProcessBuilder pipe = new ProcessBuilder(ctxprobe(onPipe)).redirectErrorStream(true);
+        ProcessBuilder pipe = new ProcessBuilder(ctxprobe(onPipe.toString())).redirectErrorStream(true);
         pipe.environment().remove("CI");
+        ProcessBuilder demo = new ProcessBuilder(ctxprobe("--strategy", "list", "--verbose")).redirectErrorStream(true);
 
         Process terminal = tty.start();
         Process plain = pipe.start();
+        Process demoRun = demo.start();
         try {
             Output seenOnTerminal = new Output(terminal.getInputStream());
             Output seenInPipe = new Output(plain.getInputStream());
+            Output seenOfDemo = new Output(demoRun.getInputStream());
             assertThat(terminal.waitFor(120, TimeUnit.SECONDS))
                     .as("the terminal run ends")
                     .isTrue();
             assertThat(plain.waitFor(120, TimeUnit.SECONDS))
                     .as("the piped run ends")
                     .isTrue();
+            assertThat(demoRun.waitFor(120, TimeUnit.SECONDS))
+                    .as("the demo ends")
+                    .isTrue();
             assertThat(terminal.exitValue()).as(seenOnTerminal.raw()).isZero();
             assertThat(plain.exitValue()).as(seenInPipe.raw()).isZero();
+            assertThat(demoRun.exitValue()).as(seenOfDemo.raw()).isZero();
             checkTerminal(seenOnTerminal);
             checkPlain(seenInPipe);
+            checkDemo(seenOfDemo);
         } finally {
             terminal.destroyForcibly();
             plain.destroyForcibly();
+            demoRun.destroyForcibly();
         }
+    }
+
+    private static void checkDemo(Output out) throws InterruptedException {
+        List<String> steps = out.frames().stream()
+                .map(Frame::text)
+                .filter(l -> l.matches("\\[\\d+] .*"))
+                .toList();
+        assertThat(steps).as(out.raw()).hasSize(10);
+        assertThat(steps.get(0)).startsWith("[1] embedded 4,096 tokens: starting");
+        assertThat(steps.get(1)).startsWith("[1] embedded         4,096  ok    TTFT");
+        assertThat(steps.get(2)).startsWith("[2] embedded 8,192 tokens: starting");
+        assertThat(steps.get(3)).startsWith("[2] embedded         8,192  ok    TTFT");
+        assertThat(steps.get(8)).startsWith("[5] embedded 65,536 tokens: starting");
+        assertThat(steps.get(9))
+                .startsWith("[5] embedded        65,536  FAIL  kv_insufficient: server failed to start: the KV budget"
+                        + " holds 43,690 tokens, 66,560 requested");
+        assertThat(out.raw()).contains("embedded max 32,768 tokens (next 65,536 fails: kv_insufficient)  5 launches");
     }
 
     private static void checkTerminal(Output out) throws InterruptedException {
