@@ -3,7 +3,10 @@ package dev.ctxprobe.report;
 import java.util.ArrayList;
 import java.util.List;
 
-/** The frontier table text and Markdown show below the frontier lines: what the line leaves out, one row each. */
+/**
+ * The frontier table text and Markdown show below the frontier lines: what the line leaves out, one row each. The
+ * cause comes last: a seed's is a sentence, and in a text table only the last column needs no padding.
+ */
 final class FrontierTable {
     private FrontierTable() {}
 
@@ -16,7 +19,6 @@ final class FrontierTable {
                 "backend",
                 "max passing",
                 "smallest failing",
-                "cause",
                 "launches",
                 "TTFT at max",
                 "prefill tok/s at max (target / TTFT)",
@@ -24,7 +26,8 @@ final class FrontierTable {
                 "predicted max",
                 "non-monotonic",
                 "search",
-                "stopped because"));
+                "stopped because",
+                "cause"));
         return h;
     }
 
@@ -33,7 +36,7 @@ final class FrontierTable {
         if (labels.comparing()) {
             n.add(false);
         }
-        n.addAll(List.of(false, true, true, false, true, true, true, true, true, false, false, false));
+        n.addAll(List.of(false, true, true, true, true, true, true, true, false, false, false, false));
         return n;
     }
 
@@ -47,7 +50,6 @@ final class FrontierTable {
                 Cells.oneLine(a.backend()),
                 Cells.tokens(a.frontier().maxOkTarget()),
                 Cells.tokens(a.frontier().minFailedTarget()),
-                a.cause(),
                 Integer.toString(a.frontier().launches()),
                 ttft == null ? "" : Cells.duration(ttft),
                 Cells.whole(a.prefillAtMax()),
@@ -55,7 +57,8 @@ final class FrontierTable {
                 Cells.tokens(a.frontier().predictedMax()),
                 a.nonMonotonicText(),
                 a.search(),
-                a.stoppedBecause()));
+                a.stoppedBecause(),
+                a.cause()));
         return r;
     }
 }
