@@ -96,6 +96,11 @@ public record Plan(Experiment experiment, List<BackendPlan> backends) {
         return new FrontierStrategy(settings(experiment, b.profile())).summary(probes);
     }
 
+    /** The bounds and alignment of one backend's frontier search. */
+    FrontierSettings frontierSettings(BackendPlan b) {
+        return settings(experiment, b.profile());
+    }
+
     private static FrontierSettings settings(Experiment e, EngineProfile profile) {
         Experiment.Frontier f = e.sweep().frontier();
         return new FrontierSettings(
@@ -110,7 +115,6 @@ public record Plan(Experiment experiment, List<BackendPlan> backends) {
 
     // How far below a prompt-length hint the largest accepted prompt lies, by the engine's own rule.
     static long promptAllowance(EngineProfile profile) {
-        long reference = 1L << 20;
-        return reference - profile.largestPrompt(reference);
+        return profile.promptAllowance();
     }
 }
