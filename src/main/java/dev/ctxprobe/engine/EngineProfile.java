@@ -529,7 +529,10 @@ public record EngineProfile(
             cause = LogText.head(lines.get(index), DETAIL_QUOTE_CHARS);
         } else {
             evidence = tail(lines);
-            cause = evidence.isEmpty() ? "the log is empty" : evidence.getLast();
+            cause = evidence.stream()
+                    .filter(l -> !NOT_A_CAUSE.matcher(l).find())
+                    .reduce((first, second) -> second)
+                    .orElse(evidence.isEmpty() ? "the log is empty" : "the log names no cause");
         }
         return new Diagnosis(
                 FailureClass.STARTUP_CRASH,

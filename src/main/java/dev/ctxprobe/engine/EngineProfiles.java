@@ -235,8 +235,9 @@ public final class EngineProfiles {
                             FailureClass.OOM_STARTUP,
                             "bad_alloc",
                             LLAMACPP_SIZES,
-                            f -> "llama.cpp could not allocate the context" + context(f) + " (" + quote(f)
-                                    + "): far more than " + f.memory() + " holds; lower -c"))
+                            f -> "llama.cpp could not allocate "
+                                    + (f.need() == null ? "the context" : "a context of " + fmt(f.need()) + " tokens")
+                                    + " (" + quote(f) + "): far more than " + f.memory() + " holds; lower -c"))
                     .startup(rule(
                             FailureClass.OOM_STARTUP,
                             "insufficient memory \\(attempted to allocate",
@@ -409,7 +410,7 @@ public final class EngineProfiles {
     }
 
     private static String quote(Found found) {
-        return LogText.head(found.line(), 160);
+        return LogText.head(LogText.withoutStamp(found.line()), 160);
     }
 
     private static Map<String, EngineProfile> index(Builder... builders) {

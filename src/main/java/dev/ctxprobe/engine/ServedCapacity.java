@@ -1,5 +1,6 @@
 package dev.ctxprobe.engine;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -44,6 +45,7 @@ public record ServedCapacity(
     }
 
     /** True when the engine stated nothing at all. */
+    @JsonIgnore
     public boolean isEmpty() {
         return contextTokens == null
                 && maxPromptTokens == null
