@@ -87,7 +87,7 @@ record EngineOptions(
         BAD_ARGS,
         TRUNCATE,
         BOS,
-        /** vLLM's hang: a request that needs the last percent of the KV cache is admitted and never scheduled. */
+        /** vLLM's hang: a request that needs the last half percent of the KV cache is admitted, never scheduled. */
         HANG_AT_CAPACITY;
 
         static Fault parse(String name) {

@@ -17,8 +17,14 @@ final class LlamaCpp {
 
     private final EngineOptions options;
     private final boolean old;
-    /** {@code -c} rounded up: to 256 in b11669 whatever -fa is, to 32 in b4748. */
+    /**
+     * The whole context: b4748 rounds {@code -c} up to 32; b11669 rounds each slot's share up to 256 whatever -fa is
+     * ({@code -c 1064 -np 2} gives two slots of 768).
+     */
     final long nCtx;
+
+    /** What one sequence gets of n_ctx, before the cap at n_ctx_train. */
+    private final long share;
 
     final int slots;
     /** b11669: one KV cache for all slots unless any -np was given; b4748 always splits. */
@@ -31,13 +37,25 @@ final class LlamaCpp {
     LlamaCpp(EngineOptions options) {
         this.options = options;
         this.old = options.old();
-        long round = old ? 32 : 256;
-        this.nCtx = (options.maxModelLen() + round - 1) / round * round;
+        long c = options.maxModelLen();
         this.slots = options.parallel() != null ? options.parallel() : old ? 1 : 4;
-        this.unified = old ? false : options.kvUnified() != null ? options.kvUnified() : options.parallel() == null;
-        long share = unified ? nCtx : nCtx / slots;
+        this.unified = !old && (options.kvUnified() != null ? options.kvUnified() : options.parallel() == null);
+        if (old) {
+            this.nCtx = roundUp(c, 32);
+            this.share = nCtx / slots;
+        } else if (unified) {
+            this.nCtx = roundUp(c, 256);
+            this.share = nCtx;
+        } else {
+            this.share = roundUp(Math.ceilDiv(c, slots), 256);
+            this.nCtx = share * slots;
+        }
         this.slotCtx = Math.min(share, options.trainContext());
         this.contextShift = options.contextShift() != null ? options.contextShift() : old;
+    }
+
+    private static long roundUp(long n, long to) {
+        return (n + to - 1) / to * to;
     }
 
     /** True when the KV cache for n_ctx does not fit the memory the test engine was given. */
@@ -52,13 +70,12 @@ final class LlamaCpp {
             lines.add("llama_model_loader: loaded meta data with 19 key-value pairs and 12 tensors from " + MODEL_FILE);
             lines.add("llama_init_from_model: n_seq_max     = " + slots);
             lines.add("llama_init_from_model: n_ctx         = " + nCtx);
-            lines.add("llama_init_from_model: n_ctx_per_seq = " + (unified ? nCtx : nCtx / slots));
+            lines.add("llama_init_from_model: n_ctx_per_seq = " + share);
         } else {
             lines.add(stamp("I srv  llama_server: initializing ..."));
             lines.add(stamp("I srv    load_model: loading model '" + MODEL_FILE + "'"));
-            long seq = unified ? nCtx : nCtx / slots;
-            if (seq > options.trainContext()) {
-                lines.add(stamp("W llama_context: n_ctx_seq (" + seq + ") > n_ctx_train (" + options.trainContext()
+            if (share > options.trainContext()) {
+                lines.add(stamp("W llama_context: n_ctx_seq (" + share + ") > n_ctx_train (" + options.trainContext()
                         + ") -- possible training context overflow"));
             }
         }
@@ -102,7 +119,6 @@ final class LlamaCpp {
             lines.add("main: server is listening on " + url + " - starting the main loop");
             return lines;
         }
-        long share = unified ? nCtx : nCtx / slots;
         if (share > options.trainContext()) {
             lines.add(stamp("W srv    load_model: the slot context (" + share
                     + ") exceeds the training context of the model (" + options.trainContext() + ") - capping"));

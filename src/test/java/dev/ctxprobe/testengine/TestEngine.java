@@ -31,8 +31,8 @@ public final class TestEngine {
 
     private static final String MODEL = "test-model";
 
-    /** vLLM's hang at capacity: a request needing more than this share of the KV cache never gets scheduled. */
-    private static final double CAPACITY_HANG = 0.99;
+    /** vLLM's hang at capacity: a request needing more than this share of the KV cache is never scheduled. */
+    private static final double CAPACITY_HANG = 0.995;
 
     /** vLLM's auto-fit never exceeds the model's derived length; this one's when none is given. */
     private static final long DEFAULT_DERIVED_MAX = 1_048_576;
@@ -512,7 +512,6 @@ public final class TestEngine {
     private boolean rejected(HttpExchange exchange, Request request) throws IOException {
         long p = request.promptLen();
         long m = request.maxTokens();
-        long mml = options.maxModelLen();
         switch (options.mode()) {
             case VLLM -> {
                 if (p + m > mml) {
