@@ -143,10 +143,7 @@ public final class Exploration {
      * memory itself: that launch lets the engine size itself and states the limit in one launch.
      */
     private boolean selfSizes(Plan.BackendPlan bp, List<Probe> probes, long target) {
-        if (!bp.backend().autoFirst()
-                || bp.profile().autoLength() == null
-                || experiment.sweep().strategy() != Experiment.Strategy.FRONTIER
-                || experiment.sweep().restart() != Restart.PER_TARGET) {
+        if (!Plan.selfSizes(experiment, bp.backend(), bp.profile())) {
             return false;
         }
         List<Long> curve = experiment.sweep().curve();
