@@ -7,9 +7,12 @@ import dev.ctxprobe.testsupport.LlamaServer;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -78,6 +81,15 @@ class LlamaServerIT {
         assertThat(stated.get("train_context_tokens").asLong()).isEqualTo(ModelShape.DEMO_CONTEXT_LENGTH);
         assertThat(fits.get("server").get("stopped_cleanly").asBoolean()).isTrue();
         assertThat(fits.get("server").get("ended").get("exit_code").asInt()).isZero();
+        // Prompt caching is on: a prompt that shared a prefix with an earlier one would evaluate fewer tokens.
+        Matcher evaluated = Pattern.compile("prompt eval time = +[\\d.]+ ms / +(\\d+) tokens")
+                .matcher(Files.readString(
+                        runDir("behaviours").resolve(fits.get("log").asString())));
+        List<Integer> tokens = new ArrayList<>();
+        while (evaluated.find()) {
+            tokens.add(Integer.parseInt(evaluated.group(1)));
+        }
+        assertThat(tokens).as("every request evaluates its whole prompt").containsExactly(1000, 1000, 1000);
 
         JsonNode slots = steps.get("slots");
         assertThat(slots.get("outcome").asString()).as(slots.toString()).isEqualTo("request_rejected");
@@ -183,12 +195,15 @@ class LlamaServerIT {
         }
         Path file = dir.resolve(name + ".yaml");
         Files.writeString(file, y);
-        Path out = dir.resolve("out-" + name);
-        CliRun run = CliRun.of("run", file.toString(), "--out", out.toString(), "--quiet");
+        CliRun run = CliRun.of(
+                "run", file.toString(), "--out", dir.resolve("out-" + name).toString(), "--quiet");
         assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
-        try (Stream<Path> runs = Files.list(out.resolve(name))) {
-            return JSON.readTree(
-                    runs.findFirst().orElseThrow().resolve("results.json").toFile());
+        return JSON.readTree(runDir(name).resolve("results.json").toFile());
+    }
+
+    private static Path runDir(String name) throws IOException {
+        try (Stream<Path> runs = Files.list(dir.resolve("out-" + name).resolve(name))) {
+            return runs.findFirst().orElseThrow();
         }
     }
 

@@ -68,6 +68,10 @@ class EngineTextsTest {
                 .hasValueSatisfying(why -> assertThat(why)
                         .contains("-fit lowered the context from 1,048,576 to 116,480 tokens")
                         .contains("-fit off"));
+        // The same step in llama.cpp's source words it with another prefix.
+        assertThat(LLAMA.statedInLog(List.of("llama_params_fit: context size reduced from 1048576 to 116480"))
+                        .reducedFrom())
+                .isEqualTo(1_048_576L);
         // At default verbosity fit is silent: only n_ctx_slot shows the lowered context.
         assertThat(LLAMA.statedInLog(lines("b11669-fit-on-c-unset-reduced.log")).reducedFrom())
                 .isNull();
