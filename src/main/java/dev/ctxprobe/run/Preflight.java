@@ -231,9 +231,11 @@ public final class Preflight {
                         .toLowerCase(Locale.ROOT)
                         .contains(detected.accelerator().toLowerCase(Locale.ROOT));
         Matcher count = COUNT.matcher(said);
-        boolean sameCount = !count.find()
+        Integer devices =
+                declared.devices() != null ? declared.devices() : count.find() ? Integer.valueOf(count.group(1)) : null;
+        boolean sameCount = devices == null
                 || detected.devices().isEmpty()
-                || Integer.parseInt(count.group(1)) == detected.devices().size();
+                || devices == detected.devices().size();
         if (sameKind && sameCount) {
             return java.util.Optional.empty();
         }

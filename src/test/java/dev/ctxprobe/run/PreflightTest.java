@@ -14,7 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 class PreflightTest {
     private static final Experiment.HardwareSpec H200S =
-            new Experiment.HardwareSpec("8x NVIDIA H200 143GB", "NVIDIA H200", "nvidia_h200");
+            new Experiment.HardwareSpec("8x NVIDIA H200 143GB", "NVIDIA H200", "nvidia_h200", null, null);
 
     private static Hardware gpus(int n, String name) {
         List<Device> devices = IntStream.range(0, n)
@@ -27,7 +27,8 @@ class PreflightTest {
     void theDeclaredMachineIsNoWarning() {
         assertThat(Preflight.hardwareMismatch(H200S, gpus(8, "NVIDIA H200"))).isEmpty();
         assertThat(Preflight.hardwareMismatch(
-                        new Experiment.HardwareSpec("8x NVIDIA H200 143GB", null, null), gpus(8, "NVIDIA H200")))
+                        new Experiment.HardwareSpec("8x NVIDIA H200 143GB", null, null, null, null),
+                        gpus(8, "NVIDIA H200")))
                 .as("the accelerator read from the name")
                 .isEmpty();
     }
@@ -40,6 +41,10 @@ class PreflightTest {
                         + " Xeon; the results will record the declared hardware (remove 'hardware:' to record what is"
                         + " detected)");
         assertThat(Preflight.hardwareMismatch(H200S, gpus(4, "NVIDIA H200"))).isPresent();
+        assertThat(Preflight.hardwareMismatch(
+                        new Experiment.HardwareSpec(null, "NVIDIA H200", null, 8, 141.0), gpus(4, "NVIDIA H200")))
+                .as("the count from hardware.devices")
+                .isPresent();
         assertThat(Preflight.hardwareMismatch(H200S, gpus(8, "NVIDIA A100-SXM4-80GB")))
                 .isPresent();
     }
