@@ -90,6 +90,11 @@ public final class CompletionClient implements AutoCloseable {
 
     /** Sends one request and reads its stream to the end; never throws for a server's misbehaviour. */
     public RequestRecord send(CompletionRequest request) {
+        return send(request, RequestObserver.NONE);
+    }
+
+    /** Sends one request, telling {@code observer} when it goes out and when its first token arrives. */
+    public RequestRecord send(CompletionRequest request, RequestObserver observer) {
         SendTiming timing = new SendTiming();
         Request.Builder builder = new Request.Builder();
         if (authorization != null) {
@@ -97,10 +102,19 @@ public final class CompletionClient implements AutoCloseable {
         }
         Request httpRequest = builder.url(completionsUrl)
                 .header("Accept", "text/event-stream")
+                // llama-server closes the connection after a streamed answer though it says Keep-Alive: a request
+                // on a reused connection would fail before it is sent. A fresh connection costs no TTFT, which is
+                // timed from the request's first byte.
+                .header("Connection", "close")
                 .post(RequestBody.create(request.body(), JSON_TYPE, 0, request.body().length))
                 .tag(SendTiming.class, timing)
                 .build();
         StreamReading reading = new StreamReading(limits);
+        if (observer != RequestObserver.NONE) {
+            reading.onFirstToken = () -> observer.firstToken(request.index(), request.warmup());
+        }
+        // Before the clock starts: what the observer does costs the measurement nothing.
+        observer.sending(request.index(), request.warmup());
         long start = System.nanoTime();
         Call call = http.newCall(httpRequest);
         try (Response response = call.execute()) {

@@ -24,6 +24,7 @@ final class StreamReading {
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final byte[] DATA = ascii("data:");
     private static final byte[] DONE = ascii("[DONE]");
+    private static final byte[] ERROR = ascii("error:");
     private static final byte[][] IGNORED_FIELDS = {ascii("event:"), ascii("id:"), ascii("retry:")};
 
     int status;
@@ -39,6 +40,8 @@ final class StreamReading {
     CountingSource counting;
     /** The first event that carried neither choices, usage nor an error: what a server said instead. */
     private String unrecognized;
+    /** Run once, right after the first token's arrival was stamped; null for none. */
+    Runnable onFirstToken;
 
     private double[] itlMs = new double[16];
     private byte[] line = new byte[1024];
@@ -67,6 +70,13 @@ final class StreamReading {
                 continue;
             }
             if (!startsWith(DATA, length)) {
+                if (startsWith(ERROR, length)) {
+                    // llama.cpp of early 2025 sends a refusal as an "error:" field instead of a data event.
+                    int from = length > ERROR.length && line[ERROR.length] == ' ' ? ERROR.length + 1 : ERROR.length;
+                    outcome = RequestOutcome.ERROR_EVENT;
+                    errorText = truncate(text(from, length));
+                    return;
+                }
                 if (isIgnoredField(length)) {
                     continue;
                 }
@@ -235,6 +245,9 @@ final class StreamReading {
                 itlMs[choiceEvents - 1] = (arrival - tLast) / 1e6;
             } else {
                 tFirst = arrival;
+                if (onFirstToken != null) {
+                    onFirstToken.run();
+                }
             }
             tLast = arrival;
             choiceEvents++;

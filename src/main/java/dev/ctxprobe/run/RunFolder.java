@@ -118,12 +118,17 @@ public final class RunFolder implements AutoCloseable {
         return existing == null ? absolute : existing.toRealPath().resolve(existing.relativize(absolute));
     }
 
+    /** Whether {@code dir} holds what a run writes: the experiment as run and its results. */
+    public static boolean isRunFolder(Path dir) {
+        return Files.isRegularFile(dir.resolve(EXPERIMENT_COPY)) && Files.isRegularFile(dir.resolve(ResultFiles.NAME));
+    }
+
     /**
      * An earlier run's folder, to finish it: it must hold the experiment and results a run writes, and no live
      * run may hold it. Servers its killed run left are stopped (each reported to {@code notices}).
      */
     public static RunFolder resume(Path dir, List<String> notices) throws IOException, Refused {
-        if (!Files.isRegularFile(dir.resolve(EXPERIMENT_COPY)) || !Files.isRegularFile(dir.resolve(ResultFiles.NAME))) {
+        if (!isRunFolder(dir)) {
             throw new Refused(dir + " is not a ctxprobe run folder (it needs " + EXPERIMENT_COPY + " and "
                     + ResultFiles.NAME + "); give the folder a run printed, e.g. results/demo/20260708-143534");
         }
@@ -168,12 +173,12 @@ public final class RunFolder implements AutoCloseable {
         return e;
     }
 
-    /** The results so far, for --resume. */
+    /** The results so far, for --resume, checked as a report checks them. */
     public ResultDocument results() throws Refused {
         try {
             return ResultFiles.read(resultsFile());
         } catch (ResultFiles.ResultFileException e) {
-            throw new Refused(e.getMessage());
+            throw new Refused(e.getMessage() + "\nresume needs a whole results file: correct it, or start a new run");
         }
     }
 

@@ -60,7 +60,8 @@ class OutOfMemoryIT {
         System.out.println(
                 "the step that ran out of memory: " + step.get("error").asString());
         assertThat(step.get("outcome").asString()).isEqualTo("client_error");
-        assertThat(step.get("error").asString()).contains("OutOfMemoryError");
+        assertThat(step.get("error").asString()).contains("it ran out of memory: Java heap space");
+        assertThat(step.get("failure").get("evidence").toString()).contains("OutOfMemoryError");
         assertThat(doc.get("scenarios").get(1).get("outcome").asString()).isEqualTo("ok");
         FaultRuns.assertGroupsGone(FaultRuns.serverGroups(doc));
         assertThat(FaultRuns.markedProcesses(runDir)).isEmpty();
