@@ -6,6 +6,7 @@ import dev.ctxprobe.experiment.FileReason;
 import dev.ctxprobe.explore.Exploration;
 import dev.ctxprobe.explore.Plan;
 import dev.ctxprobe.hardware.HardwareProbe;
+import dev.ctxprobe.results.Recorder;
 import dev.ctxprobe.run.Experiments;
 import dev.ctxprobe.run.Preflight;
 import dev.ctxprobe.run.Run;
@@ -113,6 +114,9 @@ final class RunCommand implements Callable<Integer> {
             return Main.USAGE;
         } catch (IOException err) {
             Main.err(ioProblem(err));
+            return Main.FAILED;
+        } catch (Recorder.NotSaved err) {
+            Main.err(err.getMessage());
             return Main.FAILED;
         } catch (UncheckedIOException err) {
             Main.err(ioProblem(err.getCause()));

@@ -1,5 +1,6 @@
 package dev.ctxprobe.results;
 
+import dev.ctxprobe.experiment.FileReason;
 import dev.ctxprobe.secrets.Redactor;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -88,18 +89,19 @@ public final class Recorder {
         try {
             ResultFiles.write(file, doc);
         } catch (IOException e) {
-            throw new UncheckedIOException(
-                    "the results could not be saved to " + file + " (" + reason(e)
+            throw new NotSaved(
+                    "the results could not be saved to " + file + " (" + FileReason.of(e)
                             + "); the file still holds the last step saved",
                     e);
         }
     }
 
-    // The system's words (No space left on device), not the path again.
-    private static String reason(IOException e) {
-        if (e instanceof java.nio.file.FileSystemException f && f.getReason() != null) {
-            return f.getReason();
+    /** The results file could not be written (a full disk); the message says which file and why, in one sentence. */
+    public static final class NotSaved extends UncheckedIOException {
+        private static final long serialVersionUID = 1L;
+
+        NotSaved(String message, IOException cause) {
+            super(message, cause);
         }
-        return String.valueOf(e.getMessage());
     }
 }
