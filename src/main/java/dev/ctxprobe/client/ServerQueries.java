@@ -4,6 +4,9 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
+import okhttp3.Call;
 import okhttp3.OkHttpClient;
 import okhttp3.Protocol;
 import okhttp3.Request;
@@ -35,13 +38,36 @@ public final class ServerQueries implements AutoCloseable {
                 .build();
     }
 
-    /** The body of {@code GET path} when it answered 200 within the limits, else null. */
+    /**
+     * The body of {@code GET path} when it answered 200 within the limits, else null. A thread interrupt (a Ctrl-C)
+     * ends the wait at once: the answer is null and the interrupt stays set for the caller.
+     */
     public String get(String path) {
         Request.Builder b = new Request.Builder().url(baseUrl + path);
         if (authorization != null) {
             b.header("Authorization", authorization);
         }
-        try (Response response = http.newCall(b.build()).execute()) {
+        Call call;
+        try {
+            call = http.newCall(b.build());
+        } catch (IllegalArgumentException notAUrl) {
+            return null;
+        }
+        FutureTask<String> task = new FutureTask<>(() -> body(call));
+        Thread.ofVirtual().name("ctxprobe-query").start(task);
+        try {
+            return task.get();
+        } catch (InterruptedException e) {
+            call.cancel();
+            Thread.currentThread().interrupt();
+            return null;
+        } catch (ExecutionException notStated) {
+            return null;
+        }
+    }
+
+    private static String body(Call call) {
+        try (Response response = call.execute()) {
             if (response.code() != 200) {
                 return null;
             }
