@@ -12,6 +12,7 @@ import picocli.CommandLine.Command;
         subcommands = {
             RunCommand.class,
             ValidateCommand.class,
+            PlanCommand.class,
             ReportCommand.class,
             ServeCommand.class,
             CommandLine.HelpCommand.class

@@ -13,15 +13,34 @@ import java.util.Set;
  * and the smallest failure above it until the bracket is within {@code precision}, one {@code
  * align} step wide, or {@code maxLaunches} are spent.
  *
+ * <p>With a start (the frontier {@code ctxprobe plan} predicted), the search probes it instead of {@code max}, then
+ * one {@code align} above it: a right prediction is proved in two launches; a wrong one leaves a pass or a failure
+ * the normal search goes on from.
+ *
  * <p>Stateless: every decision is recomputed from the probes, so a resumed run continues where it
  * stopped, even from probes another strategy made (a failure below a pass is then left alone).
  */
 public final class FrontierStrategy implements Strategy {
 
     private final FrontierSettings settings;
+    /** The first target instead of max, aligned and inside the bounds; null to start at max. */
+    private final Long start;
 
     public FrontierStrategy(FrontierSettings settings) {
+        this(settings, null);
+    }
+
+    /** @param start the predicted frontier to start at (clamped to the bounds, aligned down); null for max */
+    public FrontierStrategy(FrontierSettings settings, Long start) {
         this.settings = Objects.requireNonNull(settings, "settings");
+        this.start = start == null
+                ? null
+                : Math.min(settings.highestTarget(), Math.max(settings.lowestTarget(), settings.alignDown(start)));
+    }
+
+    /** The first target after the curve: the start, or max. */
+    public long firstTarget() {
+        return start == null ? settings.highestTarget() : start;
     }
 
     @Override
@@ -64,7 +83,15 @@ public final class FrontierStrategy implements Strategy {
         }
         Long up = smallestFailureAbove(probes, lo == null ? lowest - 1 : lo);
         Bracket bracket = new Bracket(lo, up, lowest, highest, probed);
+        boolean startOpen = start != null && bracket.admits(start);
         if (up == null) {
+            if (startOpen) {
+                return OptionalLong.of(start);
+            }
+            if (lo != null && lo.equals(start) && bracket.admits(start + settings.align())) {
+                // The prediction passed: one align above it proves it is the frontier, or shows it was low.
+                return OptionalLong.of(start + settings.align());
+            }
             return bracket.offer(highest);
         }
         if (lo != null && converged(lo, up)) {
@@ -72,15 +99,19 @@ public final class FrontierStrategy implements Strategy {
         }
         OptionalLong hinted = hinted(probes, bracket);
         if (hinted.isPresent()) {
+            // What an engine said about its own capacity outranks what was predicted.
             return hinted;
+        }
+        if (startOpen) {
+            return OptionalLong.of(start);
         }
         if (lo == null) {
             // Nothing passed yet and no hint helps: min decides between "nothing fits" and bisection.
             return bracket.offer(lowest);
         }
         long stepAbove = settings.alignDown(lo) + settings.align();
-        if (isHintTarget(probes, lo)) {
-            // The hint was right at lo: one align above closes the bracket in a single launch.
+        if (isHintTarget(probes, lo) || lo.equals(start)) {
+            // The hint (or the prediction) was right at lo: one align above closes the bracket in a single launch.
             return bracket.offer(stepAbove);
         }
         long mid = settings.alignDown(lo + (up - lo) / 2);
