@@ -26,7 +26,10 @@ record EngineOptions(
     static final String USAGE = "usage: TestEngine --port N [--host H] [--mode vllm|sglang|llamacpp|lmdeploy|tgi]"
             + " [--max-model-len N | --context-length N | -c N | --session-len N | --max-total-tokens N]"
             + " [--capacity N] [--startup-ms N] [--prefill-us-per-token D] [--prefill-quadratic-ns D]"
-            + " [--itl-ms D] [--refuse-at L1,L2,...] [--fault NAME]...";
+            + " [--itl-ms D] [--refuse-at L1,L2,...] [--fault NAME]..."
+            + " [--model-config FILE --device-memory-gib G [--weights-gib W] [--gpu-memory-utilization F |"
+            + " --mem-fraction-static F] [--tensor-parallel-size N | --tp-size N] [--kv-cache-dtype D]"
+            + " [--block-size N | --page-size N]]";
 
     /** Which real engine's texts, readiness and over-limit behaviour the test engine imitates. */
     enum Mode {
@@ -89,6 +92,7 @@ record EngineOptions(
         double itlMs = 0.0;
         Set<Long> refuseAt = new HashSet<>();
         Set<Fault> faults = EnumSet.noneOf(Fault.class);
+        ModelSizing sizing = new ModelSizing();
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             String name = arg;
@@ -119,11 +123,19 @@ record EngineOptions(
                     }
                 }
                 case "--fault" -> faults.add(Fault.parse(value));
-                default -> throw new IllegalArgumentException("unrecognized argument: " + arg);
+                default -> {
+                    if (!ModelSizing.OPTIONS.contains(name)) {
+                        throw new IllegalArgumentException("unrecognized argument: " + arg);
+                    }
+                    sizing.put(name, value);
+                }
             }
         }
         if (port == null) {
             throw new IllegalArgumentException("the following arguments are required: --port");
+        }
+        if (sizing.given()) {
+            capacity = sizing.capacity(mode);
         }
         return new EngineOptions(
                 host,
