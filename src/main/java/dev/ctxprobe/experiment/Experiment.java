@@ -222,6 +222,8 @@ public record Experiment(
      * @param launcher where its servers run: the file's top-level launcher with the backend's own keys on top
      * @param modelConfig the backend's own {@code model_config} (the experiment's applies when null)
      * @param weightsGib the backend's own {@code weights_gib} (the experiment's applies when null)
+     * @param autoFirst the search's first launch passes the engine's own automatic length for {@code
+     *     {max_model_len}} (vLLM's {@code auto}), so that the engine states its memory limit in one launch
      */
     public record Backend(
             String name,
@@ -237,5 +239,6 @@ public record Experiment(
             String apiKeyEnv,
             Launcher launcher,
             String modelConfig,
-            Double weightsGib) {}
+            Double weightsGib,
+            boolean autoFirst) {}
 }

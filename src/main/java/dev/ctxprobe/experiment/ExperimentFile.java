@@ -59,5 +59,6 @@ record ExperimentFile(
             String apiKeyEnv,
             Object launcher,
             String modelConfig,
-            Double weightsGib) {}
+            Double weightsGib,
+            Boolean autoFirst) {}
 }

@@ -110,6 +110,7 @@ public final class ExperimentLoader {
 
     private final Set<String> knownEngines;
     private final Set<String> enginesWithoutLaunch;
+    private final Set<String> enginesThatSizeThemselves;
     private final LauncherKinds launchers;
 
     /**
@@ -118,8 +119,20 @@ public final class ExperimentLoader {
      * @param launchers the launcher kinds a file may name
      */
     public ExperimentLoader(Set<String> knownEngines, Set<String> enginesWithoutLaunch, LauncherKinds launchers) {
+        this(knownEngines, enginesWithoutLaunch, Set.of(), launchers);
+    }
+
+    /**
+     * @param enginesThatSizeThemselves engines that accept an automatic context length, for {@code auto_first}
+     */
+    public ExperimentLoader(
+            Set<String> knownEngines,
+            Set<String> enginesWithoutLaunch,
+            Set<String> enginesThatSizeThemselves,
+            LauncherKinds launchers) {
         this.knownEngines = new TreeSet<>(knownEngines);
         this.enginesWithoutLaunch = Set.copyOf(enginesWithoutLaunch);
+        this.enginesThatSizeThemselves = Set.copyOf(enginesThatSizeThemselves);
         this.launchers = launchers;
     }
 
@@ -682,6 +695,22 @@ public final class ExperimentLoader {
                             at + ".api_key_env",
                             "api_key_env names an environment variable (e.g. OPENAI_API_KEY), never the key itself");
                 }
+                boolean autoFirst = Boolean.TRUE.equals(b.autoFirst());
+                if (autoFirst && !enginesThatSizeThemselves.contains(engine)) {
+                    throw error(
+                            at + ".auto_first",
+                            "engine '" + engine + "' cannot fit its context to memory itself; auto_first works with "
+                                    + (enginesThatSizeThemselves.isEmpty()
+                                            ? "no engine"
+                                            : String.join(", ", new TreeSet<>(enginesThatSizeThemselves)))
+                                    + ": remove it");
+                }
+                if (autoFirst && !CommandTemplate.parse(command).placeholders().contains("max_model_len")) {
+                    throw error(
+                            at + ".auto_first",
+                            "auto_first replaces {max_model_len} in the command, which has none: put"
+                                    + " --max-model-len {max_model_len} in it");
+                }
                 Map<String, Object> ownLauncher = new LinkedHashMap<>(launcher);
                 Map<String, Object> override = launcherMap(at + ".launcher", b.launcher());
                 if (override.containsKey("kind") && !override.get("kind").equals(launcher.get("kind"))) {
@@ -705,7 +734,8 @@ public final class ExperimentLoader {
                         b.apiKeyEnv(),
                         where,
                         modelConfig(at + ".model_config", b.modelConfig()),
-                        gib(at + ".weights_gib", b.weightsGib(), "the model's weights, e.g. 'weights_gib: 152.5'")));
+                        gib(at + ".weights_gib", b.weightsGib(), "the model's weights, e.g. 'weights_gib: 152.5'"),
+                        autoFirst));
             }
             return List.copyOf(backends);
         }

@@ -16,18 +16,43 @@ public record ServerCommand(
 
     /** Resolves the backend's template for a target and port; the experiment was checked, so every placeholder has a value. */
     public static ServerCommand resolve(Experiment experiment, Backend backend, long target, int port) {
-        long maxModelLen = target + experiment.contextPad();
+        return resolve(experiment, backend, target, port, null);
+    }
+
+    /**
+     * As {@link #resolve(Experiment, Backend, long, int)}, with {@code {max_model_len}} replaced by {@code
+     * autoLength} (vLLM's {@code auto}) when that is not null: the engine then fits its context to memory, and
+     * {@link #maxModelLen} is 0 until the server states it ({@link #withMaxModelLen}).
+     */
+    public static ServerCommand resolve(
+            Experiment experiment, Backend backend, long target, int port, String autoLength) {
+        long maxModelLen = autoLength == null ? target + experiment.contextPad() : 0;
         Map<String, String> values = new LinkedHashMap<>();
         backend.vars().forEach((k, v) -> values.put(k, format(v)));
         values.put("model", experiment.model());
         values.put("target_len", Long.toString(target));
-        values.put("max_model_len", Long.toString(maxModelLen));
+        values.put("max_model_len", autoLength == null ? Long.toString(maxModelLen) : autoLength);
         values.put("host", backend.host());
         values.put("port", Integer.toString(port));
         List<String> argv = backend.command() == null
                 ? List.of()
                 : CommandTemplate.parse(backend.command()).render(values);
         return new ServerCommand(argv, String.join(" ", argv), target, maxModelLen, backend.host(), port);
+    }
+
+    /** True when the engine was left to fit its context itself: the length is known once the server states it. */
+    public boolean selfSized() {
+        return maxModelLen == 0;
+    }
+
+    /** The same command, for a server that stated the length it fitted itself to. */
+    public ServerCommand withMaxModelLen(long stated) {
+        return new ServerCommand(argv, serverArgs, targetLen, stated, host, port);
+    }
+
+    /** The same command, its step answering {@code target}. */
+    public ServerCommand withTarget(long target) {
+        return new ServerCommand(argv, serverArgs, target, maxModelLen, host, port);
     }
 
     /** A variable as it appears in a command: numbers without a spurious ".0". */

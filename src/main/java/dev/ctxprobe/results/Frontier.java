@@ -118,74 +118,40 @@ public record Frontier(
     }
 
     public Frontier withLaunches(int n) {
+        return with(n, predictedMax, mode, strategy, stoppedBecause, predicted);
+    }
+
+    public Frontier withStoppedBecause(String reason) {
+        return with(launches, predictedMax, mode, strategy, reason, predicted);
+    }
+
+    public Frontier withPredictedMax(Long hinted) {
+        return with(launches, hinted, mode, strategy, stoppedBecause, predicted);
+    }
+
+    /** The same answer beside what was predicted for it before the first launch. */
+    public Frontier withPredicted(BackendPrediction prediction) {
+        return with(launches, predictedMax, mode, strategy, stoppedBecause, prediction);
+    }
+
+    /** The same answer, saying which strategy and restart mode produced it. */
+    public Frontier producedBy(String strategyId, String modeId) {
+        return with(launches, predictedMax, modeId, strategyId, stoppedBecause, predicted);
+    }
+
+    // The bracket comes from the attempts; what is said about the search around it changes.
+    private Frontier with(
+            int n, Long hinted, String modeId, String strategyId, String stopped, BackendPrediction prediction) {
         return new Frontier(
                 maxOkTarget,
                 minFailedTarget,
                 bracketRatio,
                 n,
-                predictedMax,
-                nonMonotonic,
-                mode,
-                strategy,
-                stoppedBecause,
-                predicted);
-    }
-
-    public Frontier withStoppedBecause(String reason) {
-        return new Frontier(
-                maxOkTarget,
-                minFailedTarget,
-                bracketRatio,
-                launches,
-                predictedMax,
-                nonMonotonic,
-                mode,
-                strategy,
-                reason,
-                predicted);
-    }
-
-    public Frontier withPredictedMax(Long hinted) {
-        return new Frontier(
-                maxOkTarget,
-                minFailedTarget,
-                bracketRatio,
-                launches,
                 hinted,
-                nonMonotonic,
-                mode,
-                strategy,
-                stoppedBecause,
-                predicted);
-    }
-
-    /** The same answer beside what was predicted for it. */
-    public Frontier withPredicted(BackendPrediction prediction) {
-        return new Frontier(
-                maxOkTarget,
-                minFailedTarget,
-                bracketRatio,
-                launches,
-                predictedMax,
-                nonMonotonic,
-                mode,
-                strategy,
-                stoppedBecause,
-                prediction);
-    }
-
-    /** The same answer, saying which strategy and restart mode produced it. */
-    public Frontier producedBy(String strategyId, String modeId) {
-        return new Frontier(
-                maxOkTarget,
-                minFailedTarget,
-                bracketRatio,
-                launches,
-                predictedMax,
                 nonMonotonic,
                 modeId,
                 strategyId,
-                stoppedBecause,
-                predicted);
+                stopped,
+                prediction);
     }
 }

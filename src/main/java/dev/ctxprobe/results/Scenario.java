@@ -2,6 +2,8 @@ package dev.ctxprobe.results;
 
 import com.fasterxml.jackson.annotation.JsonAlias;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.ctxprobe.engine.HintKind;
+import dev.ctxprobe.engine.ServedCapacity;
 import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.metrics.StepMetrics;
 import java.util.List;
@@ -18,6 +20,7 @@ import java.util.List;
  * @param outcome ok, skipped, or the failure class; a file without the key gets ok or an unclassified failure
  * @param log the step's server log, relative to the run folder
  * @param requests the individual requests, warm-ups included
+ * @param warnings what ctxprobe noticed before the step's answer, e.g. a stated capacity below the target
  */
 public record Scenario(
         String backend,
@@ -32,13 +35,15 @@ public record Scenario(
         Server server,
         Verification verification,
         String log,
-        List<Request> requests) {
+        List<Request> requests,
+        List<String> warnings) {
 
     public Scenario {
         if (outcome == null) {
             outcome = success ? Outcome.OK : Outcome.UNCLASSIFIED;
         }
         requests = requests == null ? List.of() : List.copyOf(requests);
+        warnings = warnings == null ? List.of() : List.copyOf(warnings);
     }
 
     /** A step of {@code backend} at {@code targetLen}, its server at {@code maxModelLen} run as {@code serverArgs}. */
@@ -54,7 +59,8 @@ public record Scenario(
                 .server(server)
                 .verification(verification)
                 .log(log)
-                .requests(requests);
+                .requests(requests)
+                .warnings(warnings);
     }
 
     /** This step as a frontier sees it. */
@@ -76,6 +82,7 @@ public record Scenario(
         private Verification verification;
         private String log;
         private List<Request> requests = List.of();
+        private List<String> warnings = List.of();
 
         private Builder(String backend, long targetLen, long maxModelLen, String serverArgs) {
             this.backend = backend;
@@ -127,6 +134,11 @@ public record Scenario(
             return this;
         }
 
+        public Builder warnings(List<String> w) {
+            this.warnings = w;
+            return this;
+        }
+
         public Scenario build() {
             return new Scenario(
                     backend,
@@ -141,7 +153,8 @@ public record Scenario(
                     server,
                     verification,
                     log,
-                    requests);
+                    requests,
+                    warnings);
         }
     }
 
@@ -176,7 +189,10 @@ public record Scenario(
      * @param stoppedCleanly every process of the server left on TERM, without KILL
      * @param leftoverPids processes of the server still alive after the stop
      * @param kvCapacityTokens the KV capacity the engine logged
-     * @param maxContextHint the largest length the engine named (refusal or capacity line)
+     * @param maxContextHint the largest length the engine named (refusal, capacity line, or its stated capacity)
+     * @param hintKind what {@code maxContextHint} limits ({@code max_model_len} or {@code prompt_len}); null in
+     *     files written before it was recorded, where the engine profile's kind applies
+     * @param capacity what the running server stated about its limits after readiness, null when it stated nothing
      * @param memoryBeforeMib accelerator memory used per device before the launch, null without a query
      * @param memoryAfterMib the same after the stop: more than before means something still holds memory
      */
@@ -191,6 +207,8 @@ public record Scenario(
             List<Long> leftoverPids,
             Long kvCapacityTokens,
             Long maxContextHint,
+            HintKind hintKind,
+            ServedCapacity capacity,
             List<Long> memoryBeforeMib,
             List<Long> memoryAfterMib) {
 
@@ -199,12 +217,26 @@ public record Scenario(
         }
 
         /** Only what a failure named: no server was seen. */
-        public static Server ofHints(Long kvCapacityTokens, Long maxContextHint) {
+        public static Server ofHints(Long kvCapacityTokens, Long maxContextHint, HintKind hintKind) {
             return new Server(
-                    null, null, null, null, null, null, null, List.of(), kvCapacityTokens, maxContextHint, null, null);
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    null,
+                    List.of(),
+                    kvCapacityTokens,
+                    maxContextHint,
+                    hintKind,
+                    null,
+                    null,
+                    null);
         }
 
-        public Server withHint(Long hint) {
+        /** This server with {@code hint} as its hint, limiting {@code kind} (null: the profile's kind). */
+        public Server withHint(Long hint, HintKind kind) {
             return new Server(
                     id,
                     startupS,
@@ -216,6 +248,27 @@ public record Scenario(
                     leftoverPids,
                     kvCapacityTokens,
                     hint,
+                    kind,
+                    capacity,
+                    memoryBeforeMib,
+                    memoryAfterMib);
+        }
+
+        /** This server with what it stated about its limits. */
+        public Server withCapacity(ServedCapacity stated) {
+            return new Server(
+                    id,
+                    startupS,
+                    readyVia,
+                    pid,
+                    exitCode,
+                    ended,
+                    stoppedCleanly,
+                    leftoverPids,
+                    kvCapacityTokens,
+                    maxContextHint,
+                    hintKind,
+                    stated,
                     memoryBeforeMib,
                     memoryAfterMib);
         }
@@ -233,6 +286,8 @@ public record Scenario(
                     leftovers,
                     kvCapacityTokens,
                     maxContextHint,
+                    hintKind,
+                    capacity,
                     memoryBeforeMib,
                     memoryAfter);
         }

@@ -31,6 +31,25 @@ class ExperimentLoaderTest {
             """;
 
     @Test
+    void autoFirstNeedsAnEngineThatSizesItselfAndAPlaceForTheLength() throws ExperimentError {
+        ExperimentLoader sizing = new ExperimentLoader(
+                Set.of("vllm", "sglang", "openai"), Set.of("openai"), Set.of("vllm"), ExperimentLoader.LOCAL_ONLY);
+        String auto = GOOD.replace("    engine: vllm\n", "    engine: vllm\n    auto_first: true\n");
+        assertThat(sizing.parse(FILE, auto).backends().getFirst().autoFirst()).isTrue();
+        assertThat(sizing.parse(FILE, GOOD).backends().getFirst().autoFirst()).isFalse();
+
+        ExperimentError sglang = catchThrowableOfType(
+                ExperimentError.class, () -> sizing.parse(FILE, auto.replace("engine: vllm", "engine: sglang")));
+        assertThat(sglang.getMessage())
+                .contains("engine 'sglang' cannot fit its context to memory itself; auto_first works with vllm");
+        ExperimentError noLength = catchThrowableOfType(
+                ExperimentError.class,
+                () -> sizing.parse(FILE, auto.replace("--max-model-len {max_model_len}", "--max-model-len 4096")));
+        assertThat(noLength.getMessage())
+                .contains("auto_first replaces {max_model_len} in the command, which has none");
+    }
+
+    @Test
     void appliesDefaults() throws ExperimentError {
         Experiment e = loader.parse(FILE, GOOD);
         assertThat(e.contextPad()).isEqualTo(1024);

@@ -24,7 +24,8 @@ import tools.jackson.databind.json.JsonMapper;
  * </ul>
  *
  * The machine is the test's to declare: {@code --device-memory-gib} and {@code --weights-gib} stand for what the real
- * engine would measure.
+ * engine would measure. The config's {@code max_position_embeddings} is the model's own limit unless
+ * {@code --derived-max} gives one.
  */
 final class ModelSizing {
     private static final JsonMapper JSON = JsonMapper.builder().build();
@@ -52,6 +53,12 @@ final class ModelSizing {
     /** True when a model config was given: the capacity is derived, not taken from {@code --capacity}. */
     boolean given() {
         return values.containsKey("--model-config");
+    }
+
+    /** The model's own limit, {@code max_position_embeddings}, or null when the config names none. */
+    Long maxPositions() {
+        JsonNode n = config(Path.of(values.get("--model-config"))).get("max_position_embeddings");
+        return n != null && n.isNumber() ? n.asLong() : null;
     }
 
     /** The capacity in tokens for {@code mode}: vLLM's largest max_model_len, SGLang's pool. */
