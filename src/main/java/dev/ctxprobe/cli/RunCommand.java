@@ -4,9 +4,11 @@ import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
 import dev.ctxprobe.experiment.FileReason;
 import dev.ctxprobe.explore.Exploration;
-import dev.ctxprobe.explore.Plan;
 import dev.ctxprobe.hardware.HardwareProbe;
+import dev.ctxprobe.predict.PredictInputs;
+import dev.ctxprobe.predict.Prediction;
 import dev.ctxprobe.run.Experiments;
+import dev.ctxprobe.run.Predictions;
 import dev.ctxprobe.run.Preflight;
 import dev.ctxprobe.run.Run;
 import dev.ctxprobe.run.RunFolder;
@@ -18,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -62,6 +65,9 @@ final class RunCommand implements Callable<Integer> {
             description = "Print step starts and failure evidence.")
     boolean verbose;
 
+    @Mixin
+    PredictionOptions prediction;
+
     @Override
     public Integer call() {
         PrintStream stdout = System.out;
@@ -86,14 +92,17 @@ final class RunCommand implements Callable<Integer> {
             } else {
                 e = overridden(Experiments.load(file));
             }
+            PredictInputs given = prediction.inputs();
             if (dryRun) {
-                ValidateCommand.printPlan(Plan.of(e), verbose, stdout);
+                Prediction predicted = Predictions.of(e, Predictions.onThisMachine(given));
+                ValidateCommand.printPlan(Predictions.plan(e, predicted), verbose, stdout);
+                ValidateCommand.printWarnings(predicted, stdout);
                 ValidateCommand.printFindings(
                         Preflight.check(e, null, HardwareProbe.system(), System.getenv()), stdout);
                 return Main.OK;
             }
             notices.forEach(stdout::println);
-            return execute(e, folder, stdout);
+            return execute(e, folder, stdout, given);
         } catch (ExperimentError err) {
             System.err.println(err.getMessage());
             return Main.USAGE;
@@ -136,12 +145,12 @@ final class RunCommand implements Callable<Integer> {
         return onlyBackends.isEmpty() ? chosen : chosen.withBackends(onlyBackends);
     }
 
-    private int execute(Experiment e, RunFolder folder, PrintStream stdout)
+    private int execute(Experiment e, RunFolder folder, PrintStream stdout, PredictInputs given)
             throws IOException, RunFolder.Refused, Exploration.ResumeMismatch, Preflight.Refused {
         int before = folder == null ? 0 : folder.results().scenarios().size();
         Run.Result result;
         try (Console console = new Console(stdout, quiet, verbose, before)) {
-            Run run = new Run(console, stdout::println);
+            Run run = new Run(console, stdout::println, given);
             try (Interrupts ignored = Interrupts.install(Thread.currentThread())) {
                 result = folder == null ? run.start(e, Experiments.text(file), file, out) : run.resume(folder, e);
             }

@@ -633,7 +633,19 @@ public final class ExperimentLoader {
             if (maxLaunches <= 0) {
                 throw error("sweep.frontier.max_launches", "max_launches must be 1 or more, e.g. 12");
             }
-            return new Frontier(f.min(), f.max(), precision, align, maxLaunches);
+            Experiment.Start start = Experiment.Start.PLAN;
+            if (f.start() != null) {
+                switch (f.start()) {
+                    case "plan" -> start = Experiment.Start.PLAN;
+                    case "max" -> start = Experiment.Start.MAX;
+                    default ->
+                        throw error(
+                                "sweep.frontier.start",
+                                "sweep.frontier.start is 'plan' (begin at the predicted frontier) or 'max', not '"
+                                        + f.start() + "'");
+                }
+            }
+            return new Frontier(f.min(), f.max(), precision, align, maxLaunches, start);
         }
 
         private void checkLength(String path, Long target, long pad) throws ExperimentError {

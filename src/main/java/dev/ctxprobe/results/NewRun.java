@@ -85,6 +85,7 @@ public final class NewRun {
             fm.put("precision", f.precision());
             fm.put("align", f.align());
             fm.put("max_launches", f.maxLaunches());
+            fm.put("start", f.start().id());
             c.put("frontier", fm);
             if (!e.sweep().curve().isEmpty()) {
                 c.put("curve", e.sweep().curve());

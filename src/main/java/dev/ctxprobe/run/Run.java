@@ -10,6 +10,7 @@ import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.launch.LaunchContext;
 import dev.ctxprobe.launch.Launcher;
 import dev.ctxprobe.launch.Launchers;
+import dev.ctxprobe.predict.PredictInputs;
 import dev.ctxprobe.results.NewRun;
 import dev.ctxprobe.results.Provenance;
 import dev.ctxprobe.results.Recorder;
@@ -43,14 +44,24 @@ public final class Run {
 
     private final RunListener listener;
     private final Consumer<String> notices;
+    private final PredictInputs predictInputs;
 
     /**
      * @param listener hears of every step as it starts and ends
      * @param notices lines for the user beside the steps (leftover servers stopped)
      */
     public Run(RunListener listener, Consumer<String> notices) {
+        this(listener, notices, PredictInputs.none());
+    }
+
+    /**
+     * @param predictInputs what the predictions a search starts from use besides the file and this machine
+     *     ({@code --model-config}, {@code --weights-gib}, {@code --devices}, {@code --memory-gib})
+     */
+    public Run(RunListener listener, Consumer<String> notices, PredictInputs predictInputs) {
         this.listener = listener;
         this.notices = notices;
+        this.predictInputs = predictInputs;
     }
 
     /**
@@ -107,7 +118,7 @@ public final class Run {
         Map<Experiment.Launcher, Launcher> launchers = new LinkedHashMap<>();
         LaunchContext context = new LaunchContext(folder.dir(), folder.ledger(), HardwareProbe.system());
         Exploration exploration = new Exploration(
-                Plan.of(e),
+                plan(e),
                 (Backend b) -> launchers.computeIfAbsent(
                         b.launcher(), l -> Launchers.provider(l.kind()).create(context, l.options())),
                 folder.dir(),
@@ -134,6 +145,17 @@ public final class Run {
         } catch (IOException | RuntimeException err) {
             // The results are safe on disk; a report that cannot be drawn must not turn a finished run into an error.
             return new Result(ending, doc, folder.dir(), null, String.valueOf(err.getMessage()));
+        }
+    }
+
+    /** The plan with each backend's predicted frontier: where a {@code start: plan} search begins. */
+    private Plan plan(Experiment e) {
+        try {
+            return Predictions.plan(e, Predictions.of(e, Predictions.onThisMachine(predictInputs)));
+        } catch (RuntimeException err) {
+            // A prediction only saves launches: a search from max still finds the frontier.
+            notices.accept("no prediction (" + err.getMessage() + "): the frontier search starts at max");
+            return Plan.of(e);
         }
     }
 

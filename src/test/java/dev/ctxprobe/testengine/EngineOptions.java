@@ -52,7 +52,10 @@ record EngineOptions(
             + " [--capacity N] [--startup-ms N] [--prefill-us-per-token D] [--prefill-quadratic-ns D]"
             + " [--itl-ms D] [--refuse-at L1,L2,...] [--fault NAME]... [--build b11669|b4748|new|old]"
             + " [--derived-max N] [-np N] [--kv-unified | --no-kv-unified] [--context-shift | --no-context-shift]"
-            + " [--n-ctx-train N] [--vocab N]";
+            + " [--n-ctx-train N] [--vocab N]"
+            + " [--model-config FILE --device-memory-gib G [--weights-gib W] [--gpu-memory-utilization F |"
+            + " --mem-fraction-static F] [--tensor-parallel-size N | --tp-size N] [--kv-cache-dtype D]"
+            + " [--block-size N | --page-size N]]";
 
     /** Options that take no value. */
     private static final Set<String> FLAGS =
@@ -133,6 +136,7 @@ record EngineOptions(
         Boolean contextShift = null;
         long trainContext = 1_048_576;
         int vocab = 32_000;
+        ModelSizing sizing = new ModelSizing();
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             String name = arg;
@@ -176,11 +180,22 @@ record EngineOptions(
                     }
                 }
                 case "--fault" -> faults.add(Fault.parse(value));
-                default -> throw new IllegalArgumentException("unrecognized argument: " + arg);
+                default -> {
+                    if (!ModelSizing.OPTIONS.contains(name)) {
+                        throw new IllegalArgumentException("unrecognized argument: " + arg);
+                    }
+                    sizing.put(name, value);
+                }
             }
         }
         if (port == null) {
             throw new IllegalArgumentException("the following arguments are required: --port");
+        }
+        if (sizing.given()) {
+            capacity = sizing.capacity(mode);
+            if (derivedMax == null) {
+                derivedMax = sizing.maxPositions();
+            }
         }
         if (maxModelLen == AUTO && mode != Mode.VLLM) {
             throw new IllegalArgumentException("argument --max-model-len: invalid int value: 'auto'");

@@ -466,9 +466,12 @@ public final class TestEngine {
                         8192)));
     }
 
-    /** SGLang's limit: a prompt must be shorter than this, so the longest allowed is min(len, capacity) - 2. */
+    /**
+     * SGLang's limit, as tp_worker.py computes it: {@code min(context_len - 1, max_total_num_tokens - 1) - 5}; a prompt
+     * must be shorter than this, so the longest allowed is min(len, capacity) - 7.
+     */
     private long sglangMaxReqInputLen() {
-        return Math.min(mml, options.capacity()) - 1;
+        return Math.min(mml - 1, options.capacity() - 1) - 5;
     }
 
     private void completions(HttpExchange exchange) throws IOException {
