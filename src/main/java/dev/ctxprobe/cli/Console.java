@@ -7,7 +7,9 @@ import dev.ctxprobe.results.ResultDocument;
 import dev.ctxprobe.results.Scenario;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * The run's terminal output: one line per step as it finishes, then a closing table led by the frontier line of
@@ -18,14 +20,22 @@ final class Console implements RunListener {
     private final boolean quiet;
     private final boolean verbose;
     private final boolean live;
+    private final boolean together;
+    /** With backends explored at once: the line of each live step, by backend, drawn below the finished ones. */
+    private final Map<String, String> running = new LinkedHashMap<>();
+
     private int steps;
 
-    /** @param stepsSoFar the steps already in the document (a resumed run counts on from them) */
-    Console(PrintStream out, boolean quiet, boolean verbose, int stepsSoFar) {
+    /**
+     * @param stepsSoFar the steps already in the document (a resumed run counts on from them)
+     * @param together backends are explored at once, so several steps are live at a time
+     */
+    Console(PrintStream out, boolean quiet, boolean verbose, int stepsSoFar, boolean together) {
         this.out = out;
         this.quiet = quiet;
         this.verbose = verbose;
         this.steps = stepsSoFar;
+        this.together = together;
         // On a terminal the step's line starts at launch and is finished in place; CI logs get whole lines.
         this.live = System.console() != null && System.getenv("CI") == null;
     }
@@ -50,6 +60,10 @@ final class Console implements RunListener {
                     backend,
                     target,
                     maxModelLen);
+        } else if (live && together) {
+            eraseRunning();
+            running.put(backend, String.format(Locale.ROOT, "    %-10s %,11d  ...", backend, target));
+            drawRunning();
         } else if (live) {
             out.printf(Locale.ROOT, "[%d] %-10s %,11d  ...", steps + 1, backend, target);
             out.flush();
@@ -63,7 +77,10 @@ final class Console implements RunListener {
         if (quiet) {
             return;
         }
-        if (live && !verbose) {
+        if (live && !verbose && together) {
+            eraseRunning();
+            running.remove(s.backend());
+        } else if (live && !verbose) {
             out.print("\r");
         }
         out.println(stepLine(steps, s));
@@ -74,6 +91,21 @@ final class Console implements RunListener {
         if (verbose && s.failure() != null) {
             s.failure().evidence().forEach(l -> out.println("      | " + l));
         }
+        if (live && !verbose && together) {
+            drawRunning();
+        }
+    }
+
+    // The live steps' lines sit below the finished ones; each change redraws them in place (ANSI: up, clear).
+    private void eraseRunning() {
+        if (!running.isEmpty()) {
+            out.print("\033[" + running.size() + "F\033[J");
+        }
+    }
+
+    private void drawRunning() {
+        running.values().forEach(out::println);
+        out.flush();
     }
 
     @Override

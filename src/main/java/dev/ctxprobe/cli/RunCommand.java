@@ -50,6 +50,12 @@ final class RunCommand implements Callable<Integer> {
     Path resume;
 
     @Option(
+            names = "--parallel",
+            paramLabel = "N",
+            description = "Explore up to N backends at once, each with its own servers (default: ${DEFAULT-VALUE}).")
+    int parallel = 1;
+
+    @Option(
             names = {"-q", "--quiet"},
             description = "Print only the frontier lines.")
     boolean quiet;
@@ -65,6 +71,10 @@ final class RunCommand implements Callable<Integer> {
         List<String> notices = new ArrayList<>();
         RunFolder folder = null;
         try {
+            if (parallel < 1) {
+                Main.err("--parallel is how many backends run at once: 1 or more, not " + parallel);
+                return Main.USAGE;
+            }
             Experiment e;
             if (resume != null) {
                 folder = RunFolder.resume(resume, notices);
@@ -110,8 +120,8 @@ final class RunCommand implements Callable<Integer> {
     private int execute(Experiment e, RunFolder folder, PrintStream stdout)
             throws IOException, RunFolder.Refused, Exploration.ResumeMismatch {
         int before = folder == null ? 0 : folder.results().scenarios().size();
-        Console console = new Console(stdout, quiet, verbose, before);
-        Run run = new Run(console, stdout::println);
+        Console console = new Console(stdout, quiet, verbose, before, parallel > 1);
+        Run run = new Run(console, stdout::println, parallel);
         Run.Result result;
         try (Interrupts ignored = Interrupts.install(Thread.currentThread())) {
             result = folder == null ? run.start(e, Experiments.text(file), file, out) : run.resume(folder, e);

@@ -41,7 +41,7 @@ record ExperimentFile(
 
     record FrontierFile(Long min, Long max, Double precision, Long align, Integer maxLaunches) {}
 
-    record TimeoutsFile(Double startupS, Double requestS, Double shutdownS) {}
+    record TimeoutsFile(Double startupS, Double requestS, Double shutdownS, Double queueS) {}
 
     record BackendFile(
             String name,

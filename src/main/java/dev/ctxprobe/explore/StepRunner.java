@@ -129,7 +129,8 @@ final class StepRunner {
                 cmd.port(),
                 backend.healthPath() != null ? backend.healthPath() : profile.readinessPath(),
                 backend.startup(),
-                experiment.timeouts().shutdown());
+                experiment.timeouts().shutdown(),
+                experiment.timeouts().queue());
         Optional<Refusal> refused;
         try {
             refused = launcher.preflight(spec);
@@ -151,14 +152,14 @@ final class StepRunner {
         } catch (LaunchException e) {
             return new Launch(null, refusal(backend, cmd, Phase.STARTUP, e.refusal()));
         }
-        Scenario.Server started = facts(handle, null, Capacity.NONE);
         try {
             return awaitReady(backend, profile, cmd, handle, logRelative);
         } catch (InterruptedException e) {
-            Live live = new Live(handle, handle.endpoint(), cmd, logRelative, started);
+            Live live = new Live(handle, handle.endpoint(), cmd, logRelative, facts(handle, null, Capacity.NONE));
             throw new StepInterrupted(interrupted(backend, live, target, Phase.READINESS), e);
         } catch (RuntimeException e) {
             // Whatever broke in ctxprobe, the server it started must not outlive the step.
+            Scenario.Server started = facts(handle, null, Capacity.NONE);
             Live live = new Live(handle, handle.endpoint(), cmd, logRelative, started);
             return new Launch(
                     null, stop(clientError(backend, cmd, target, logRelative, started, Phase.READINESS, e), live));
@@ -393,9 +394,12 @@ final class StepRunner {
     }
 
     private static Scenario.Server facts(ServerHandle h, Readiness ready, Capacity capacity) {
+        // Time in a cluster's queue is not startup: a queue timeout's wait is queued_s, and its startup never began.
+        Duration queued = h.queued();
         return new Scenario.Server(
                 h.id(),
-                ready == null ? null : Judge.seconds(ready.after()),
+                ready == null || ready instanceof Readiness.Queued ? null : Judge.seconds(ready.after()),
+                queued == null ? null : Judge.seconds(queued),
                 ready instanceof Readiness.Ready r ? r.via() : null,
                 h.pid(),
                 null,

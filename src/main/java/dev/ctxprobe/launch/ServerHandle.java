@@ -22,8 +22,19 @@ public interface ServerHandle {
     /** Accelerator memory used per device when it was launched, or null when it cannot be read. */
     List<Long> memoryBeforeMib();
 
-    /** Waits until it is ready, has ended, or is out of startup time; a thread interrupt ends the wait at once. */
+    /**
+     * Waits until it is ready, has ended, or is out of startup time (or, on a cluster, out of queue time before it
+     * started); a thread interrupt ends the wait at once.
+     */
     Readiness awaitReady() throws InterruptedException;
+
+    /**
+     * How long it waited for the cluster to start it (so far, while it still waits); null for a server that is not
+     * queued, such as a local process.
+     */
+    default Duration queued() {
+        return null;
+    }
 
     boolean isAlive();
 

@@ -18,8 +18,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 /**
@@ -43,14 +43,18 @@ public final class Run {
 
     private final RunListener listener;
     private final Consumer<String> notices;
+    private final int parallel;
 
     /**
-     * @param listener hears of every step as it starts and ends
+     * @param listener hears of every step as it starts and ends (from several threads when {@code parallel} is
+     *     above 1)
      * @param notices lines for the user beside the steps (leftover servers stopped)
+     * @param parallel how many backends are explored at once
      */
-    public Run(RunListener listener, Consumer<String> notices) {
+    public Run(RunListener listener, Consumer<String> notices, int parallel) {
         this.listener = listener;
         this.notices = notices;
+        this.parallel = parallel;
     }
 
     /**
@@ -92,7 +96,8 @@ public final class Run {
     private Result explore(RunFolder folder, Experiment e, ResultDocument start) throws Exploration.ResumeMismatch {
         Recorder recorder = new Recorder(folder.resultsFile(), start);
         listener.runStarted(e.name(), folder.dir());
-        Map<Experiment.Launcher, Launcher> launchers = new LinkedHashMap<>();
+        // Backends explored at once ask for their launchers from their own threads.
+        Map<Experiment.Launcher, Launcher> launchers = new ConcurrentHashMap<>();
         LaunchContext context = new LaunchContext(folder.dir(), folder.ledger(), HardwareProbe.system());
         Exploration exploration = new Exploration(
                 Plan.of(e),
@@ -100,7 +105,8 @@ public final class Run {
                         b.launcher(), l -> Launchers.provider(l.kind()).create(context, l.options())),
                 folder.dir(),
                 recorder,
-                listener);
+                listener,
+                parallel);
         Ending ending = Ending.COMPLETED;
         try {
             exploration.run();

@@ -18,7 +18,11 @@ record EngineOptions(
         double prefillQuadraticNs,
         double itlMs,
         Set<Long> refuseAt,
-        Set<Fault> faults) {
+        Set<Fault> faults,
+        int nodeRank,
+        int nnodes,
+        String distInitAddr,
+        long residentMb) {
 
     /** Capacity when none is given: large enough that every length a test asks for fits. */
     static final long HUGE_CAPACITY = 1_000_000_000L;
@@ -26,7 +30,8 @@ record EngineOptions(
     static final String USAGE = "usage: TestEngine --port N [--host H] [--mode vllm|sglang|llamacpp|lmdeploy|tgi]"
             + " [--max-model-len N | --context-length N | -c N | --session-len N | --max-total-tokens N]"
             + " [--capacity N] [--startup-ms N] [--prefill-us-per-token D] [--prefill-quadratic-ns D]"
-            + " [--itl-ms D] [--refuse-at L1,L2,...] [--fault NAME]...";
+            + " [--itl-ms D] [--refuse-at L1,L2,...] [--fault NAME]... [--resident-mb N]"
+            + " [--node-rank R --nnodes N --dist-init-addr HOST:PORT]";
 
     /** Which real engine's texts, readiness and over-limit behaviour the test engine imitates. */
     enum Mode {
@@ -53,6 +58,8 @@ record EngineOptions(
         CLOSE_MID_STREAM,
         IGNORE_SIGTERM,
         LEAVE_CHILD,
+        /** A process in a session of its own that outlives the engine, beyond any group signal. */
+        LEAVE_ORPHAN,
         OOM_STARTUP,
         BAD_ARGS,
         TRUNCATE,
@@ -89,6 +96,10 @@ record EngineOptions(
         double itlMs = 0.0;
         Set<Long> refuseAt = new HashSet<>();
         Set<Fault> faults = EnumSet.noneOf(Fault.class);
+        int nodeRank = 0;
+        int nnodes = 1;
+        String distInitAddr = null;
+        long residentMb = 0;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             String name = arg;
@@ -119,11 +130,21 @@ record EngineOptions(
                     }
                 }
                 case "--fault" -> faults.add(Fault.parse(value));
+                case "--node-rank" -> nodeRank = (int) number(name, value);
+                case "--nnodes" -> nnodes = (int) number(name, value);
+                case "--dist-init-addr" -> distInitAddr = value;
+                case "--resident-mb" -> residentMb = number(name, value);
                 default -> throw new IllegalArgumentException("unrecognized argument: " + arg);
             }
         }
         if (port == null) {
             throw new IllegalArgumentException("the following arguments are required: --port");
+        }
+        if (nnodes > 1 && (distInitAddr == null || !distInitAddr.matches(".+:\\d+"))) {
+            throw new IllegalArgumentException("--nnodes above 1 needs --dist-init-addr HOST:PORT");
+        }
+        if (nodeRank < 0 || nodeRank >= nnodes) {
+            throw new IllegalArgumentException("--node-rank " + nodeRank + " is outside 0.." + (nnodes - 1));
         }
         return new EngineOptions(
                 host,
@@ -136,7 +157,11 @@ record EngineOptions(
                 prefillQuadraticNs,
                 itlMs,
                 Set.copyOf(refuseAt),
-                Collections.unmodifiableSet(faults));
+                Collections.unmodifiableSet(faults),
+                nodeRank,
+                nnodes,
+                distInitAddr,
+                residentMb);
     }
 
     private static Mode mode(String value) {
