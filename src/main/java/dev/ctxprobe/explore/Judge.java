@@ -56,8 +56,8 @@ final class Judge {
             return new StepFailure(
                     FailureClass.OOM_STARTUP,
                     Phase.STARTUP,
-                    "the server was killed for exceeding its memory limit while it started (" + how.describe()
-                            + "); give it more memory (launcher.mem) or lower the context",
+                    "the server was killed for exceeding its memory limit while it started; give it more memory"
+                            + " (launcher.mem) or lower the context",
                     evidence,
                     code,
                     null,
@@ -107,10 +107,10 @@ final class Judge {
 
     private static StepFailure clusterEnded(Termination how, Phase phase, List<String> log) {
         String advice = switch (how.reason()) {
-            case TIME_LIMIT -> "raise the job's time limit (launcher.time) or lower timeouts";
-            case NODE_FAILURE -> "its node failed; run again, or exclude the node (launcher.extra_args)";
-            case PREEMPTED -> "another job took its resources; run again or choose a partition without preemption";
-            default -> "someone cancelled it; run again with --resume";
+            case TIME_LIMIT -> "it reached its time limit; raise launcher.time";
+            case NODE_FAILURE -> "its node failed; run again, or exclude the node with launcher.extra_args";
+            case PREEMPTED -> "another job took its resources; run again, or choose a partition without preemption";
+            default -> "someone other than ctxprobe cancelled it; run again with --resume";
         };
         List<String> evidence = new ArrayList<>();
         evidence.add(how.describe());
@@ -118,7 +118,7 @@ final class Judge {
         return StepFailure.of(
                 FailureClass.CLUSTER_ENDED,
                 phase,
-                "the cluster ended the job (" + how.describe() + "): " + advice + "; this says nothing about length",
+                "the cluster ended the job: " + advice + " (this says nothing about length)",
                 evidence);
     }
 
