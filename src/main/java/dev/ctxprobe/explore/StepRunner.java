@@ -275,7 +275,7 @@ final class StepRunner {
             return h.termination().orElse(null);
         }
         return h.isAlive()
-                ? h.awaitExit(CRASH_GRACE).orElse(null)
+                ? h.awaitExit(CRASH_GRACE.plus(h.exitNoticeDelay())).orElse(null)
                 : h.termination().orElse(null);
     }
 

@@ -38,6 +38,14 @@ public interface ServerHandle {
 
     boolean isAlive();
 
+    /**
+     * How long after its server died this handle may take to know it: none for a local process, seconds for a
+     * cluster job, whose end its controller reports later. A wait for a suspected crash waits that much longer.
+     */
+    default Duration exitNoticeDelay() {
+        return Duration.ZERO;
+    }
+
     /** Waits up to {@code limit} for it to end; how it ended, or empty while it still runs. */
     Optional<Termination> awaitExit(Duration limit) throws InterruptedException;
 

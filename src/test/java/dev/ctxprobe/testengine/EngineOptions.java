@@ -22,7 +22,8 @@ record EngineOptions(
         int nodeRank,
         int nnodes,
         String distInitAddr,
-        long residentMb) {
+        long residentMb,
+        String holdWhile) {
 
     /** Capacity when none is given: large enough that every length a test asks for fits. */
     static final long HUGE_CAPACITY = 1_000_000_000L;
@@ -31,7 +32,7 @@ record EngineOptions(
             + " [--max-model-len N | --context-length N | -c N | --session-len N | --max-total-tokens N]"
             + " [--capacity N] [--startup-ms N] [--prefill-us-per-token D] [--prefill-quadratic-ns D]"
             + " [--itl-ms D] [--refuse-at L1,L2,...] [--fault NAME]... [--resident-mb N]"
-            + " [--node-rank R --nnodes N --dist-init-addr HOST:PORT]";
+            + " [--node-rank R --nnodes N --dist-init-addr HOST:PORT] [--hold-while FILE]";
 
     /** Which real engine's texts, readiness and over-limit behaviour the test engine imitates. */
     enum Mode {
@@ -100,6 +101,7 @@ record EngineOptions(
         int nnodes = 1;
         String distInitAddr = null;
         long residentMb = 0;
+        String holdWhile = null;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             String name = arg;
@@ -134,6 +136,7 @@ record EngineOptions(
                 case "--nnodes" -> nnodes = (int) number(name, value);
                 case "--dist-init-addr" -> distInitAddr = value;
                 case "--resident-mb" -> residentMb = number(name, value);
+                case "--hold-while" -> holdWhile = value;
                 default -> throw new IllegalArgumentException("unrecognized argument: " + arg);
             }
         }
@@ -161,7 +164,8 @@ record EngineOptions(
                 nodeRank,
                 nnodes,
                 distInitAddr,
-                residentMb);
+                residentMb,
+                holdWhile);
     }
 
     private static Mode mode(String value) {

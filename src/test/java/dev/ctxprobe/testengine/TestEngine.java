@@ -14,6 +14,8 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -95,6 +97,10 @@ public final class TestEngine {
         logLoading();
         holdResidentMemory();
         Thread.sleep(options.startupMs());
+        // Loading lasts as long as a test wants: until it removes the file.
+        while (options.holdWhile() != null && Files.exists(Path.of(options.holdWhile()))) {
+            Thread.sleep(50);
+        }
         if (options.has(Fault.OOM_STARTUP)) {
             die(
                     1,

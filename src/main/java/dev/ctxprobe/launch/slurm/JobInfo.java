@@ -111,6 +111,7 @@ record JobInfo(Map<String, String> fields) {
             case "TIMEOUT", "DEADLINE" -> Termination.Reason.TIME_LIMIT;
             case "NODE_FAIL", "BOOT_FAIL" -> Termination.Reason.NODE_FAILURE;
             case "PREEMPTED" -> Termination.Reason.PREEMPTED;
+            case "COMPLETING" -> completing(derived);
             default -> Termination.Reason.UNKNOWN;
         };
         if (reason == Termination.Reason.OUT_OF_MEMORY) {
@@ -124,6 +125,22 @@ record JobInfo(Map<String, String> fields) {
             return new Termination(null, exit[0] - 128, reason, detail);
         }
         return new Termination(exit[0], null, reason, detail);
+    }
+
+    /**
+     * A job that is COMPLETING without ctxprobe's cancel: its batch script, srun, has ended, so the engine has, and
+     * the exit code is known (measured: COMPLETING 0.3 s after a task was killed, FAILED 2.5 s later). The base
+     * state is not shown while it completes; the reason tells a time limit or a node failure.
+     */
+    private Termination.Reason completing(int[] derived) {
+        if (derived[1] == OOM_SIGNAL) {
+            return Termination.Reason.OUT_OF_MEMORY;
+        }
+        return switch (reason()) {
+            case "TimeLimit" -> Termination.Reason.TIME_LIMIT;
+            case "NodeDown", "NodeFail", "NodeNotResponding" -> Termination.Reason.NODE_FAILURE;
+            default -> Termination.Reason.EXITED;
+        };
     }
 
     /** E.g. {@code Slurm job 106 FAILED (NonZeroExitCode), ExitCode 1:0, DerivedExitCode 0:125, on localhost}. */

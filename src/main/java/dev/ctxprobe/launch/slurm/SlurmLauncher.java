@@ -54,6 +54,7 @@ public final class SlurmLauncher implements Launcher {
     static final Duration POLL = Duration.ofMillis(250);
 
     private static final Duration POLL_SERVING = Duration.ofSeconds(1);
+    private static final Duration EXIT_NOTICE = Duration.ofSeconds(8);
     private static final Duration READINESS_POLL = Duration.ofMillis(100);
     /** Slurm's default KillWait, for a cluster whose configuration cannot be read. */
     private static final Duration DEFAULT_KILL_WAIT = Duration.ofSeconds(30);
@@ -169,6 +170,11 @@ public final class SlurmLauncher implements Launcher {
         private final long submittedNanos;
         /** Completed by the watcher with how the job ended, once Slurm reports it ended (or forgets it). */
         private final CompletableFuture<Termination> ended = new CompletableFuture<>();
+        /**
+         * Completed as soon as the engine has ended: when the job is COMPLETING without ctxprobe's cancel (its
+         * processes may still be cleaned up), else with {@link #ended}. A crash is judged on this, seconds earlier.
+         */
+        private final CompletableFuture<Termination> exited = new CompletableFuture<>();
 
         private final Object wake = new Object();
         private volatile JobInfo last;
@@ -207,6 +213,9 @@ public final class SlurmLauncher implements Launcher {
                     if (j.ended()) {
                         finish(j.termination(stopRequested));
                         return;
+                    }
+                    if (j.state().equals("COMPLETING") && !stopRequested && !exited.isDone()) {
+                        exited.complete(j.termination(false));
                     }
                 } else if (a.gone()) {
                     finish(new Termination(
@@ -255,7 +264,9 @@ public final class SlurmLauncher implements Launcher {
                 detail = detail + "; " + String.join("; ", notes);
             }
             live.remove(this);
-            ended.complete(new Termination(how.exitCode(), how.signal(), how.reason(), detail));
+            Termination t = new Termination(how.exitCode(), how.signal(), how.reason(), detail);
+            ended.complete(t);
+            exited.complete(t);
         }
 
         // What srun and slurmstepd said of the step's end ("task 0: Out Of Memory"), two lines at most.
@@ -361,16 +372,26 @@ public final class SlurmLauncher implements Launcher {
 
         @Override
         public boolean isAlive() {
-            return !ended.isDone();
+            return !exited.isDone();
         }
 
+        /**
+         * From a crash to the job's end, Slurm took 0.2 to 2.5 s on an idle node (see the fixtures' README), more
+         * under load; its watcher asks every second while the job serves.
+         */
+        @Override
+        public Duration exitNoticeDelay() {
+            return EXIT_NOTICE;
+        }
+
+        /** Waits for Slurm's final word up to {@code limit}, else takes what a COMPLETING job already tells. */
         @Override
         public Optional<Termination> awaitExit(Duration limit) throws InterruptedException {
             hurry();
             try {
                 return Optional.of(ended.get(limit.toNanos(), TimeUnit.NANOSECONDS));
-            } catch (TimeoutException stillRunning) {
-                return Optional.empty();
+            } catch (TimeoutException notFinalYet) {
+                return termination();
             } catch (ExecutionException neverExceptional) {
                 return termination();
             }
@@ -378,7 +399,8 @@ public final class SlurmLauncher implements Launcher {
 
         @Override
         public Optional<Termination> termination() {
-            return Optional.ofNullable(ended.getNow(null));
+            Termination known = ended.getNow(null);
+            return Optional.ofNullable(known != null ? known : exited.getNow(null));
         }
 
         @Override

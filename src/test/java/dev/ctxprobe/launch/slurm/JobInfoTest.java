@@ -54,6 +54,23 @@ class JobInfoTest {
     }
 
     @Test
+    void aCrashedTaskEndsTheJobWithItsSignalAndACompletingJobAlreadyTellsIt() throws IOException {
+        assertThat(fixture("scontrol-d-step-crash.txt").termination(false))
+                .extracting(Termination::reason, Termination::signal)
+                .containsExactly(Reason.EXITED, 9);
+        // As seen by hand while such a job completed (see the fixtures' README).
+        JobInfo completing = JobInfo.parse("JobId=8 JobName=x JobState=COMPLETING Reason=NonZeroExitCode"
+                + " ExitCode=137:0 DerivedExitCode=0:9 NodeList=localhost BatchHost=localhost Power= ");
+        assertThat(completing.ended()).isFalse();
+        assertThat(completing.termination(false))
+                .extracting(Termination::reason, Termination::signal)
+                .containsExactly(Reason.EXITED, 9);
+        JobInfo timingOut = JobInfo.parse("JobId=9 JobName=x JobState=COMPLETING Reason=TimeLimit ExitCode=0:15"
+                + " DerivedExitCode=0:0 NodeList=localhost BatchHost=localhost Power= ");
+        assertThat(timingOut.termination(false).reason()).isEqualTo(Reason.TIME_LIMIT);
+    }
+
+    @Test
     void aCancelIsAStopWhenCtxprobeAskedForItAndSomeoneElsesOtherwise() throws IOException {
         JobInfo cancelled = fixture("scontrol-d-step-cancelled.txt");
         assertThat(cancelled.termination(true))

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Records how jobs of the shape the Slurm launcher submits read in `scontrol show job -d -o` (about 30 s): a batch
+# Records how jobs of the shape the Slurm launcher submits read in `scontrol show job -d -o` (about 10 s): a batch
 # script `exec srun --kill-on-bad-exit=1 /bin/sh -c TASK`, the task writing its own output. Each fixture is the
 # verbatim output of the command README.md names for it.
 set -euo pipefail
@@ -48,3 +48,7 @@ scontrol show job -d -o "$running" >"$here/scontrol-d-step-running.txt"
 scancel "$running"
 wait_state "$running" CANCELLED
 scontrol show job -d -o "$running" >"$here/scontrol-d-step-cancelled.txt"
+# A task killed while it runs, as a crashing engine is.
+crash=$(step step-crash 'sleep 1; kill -KILL $$')
+wait_state "$crash" FAILED
+scontrol show job -d -o "$crash" >"$here/scontrol-d-step-crash.txt"
