@@ -204,39 +204,48 @@ class SlurmRunIT {
                 "launcher: slurm",
                 "{strategy: list, targets: [1000]}",
                 TIMEOUTS.replace("startup_s: 30", "startup_s: 120"),
-                List.of(Backend.of("e", "--hold-while " + hold)));
+                List.of(Backend.of("a", "--hold-while " + hold), Backend.of("b", "--hold-while " + hold)));
 
-        // Ctrl-C while the engine loads: the job is cancelled and the run says how to go on.
+        // Ctrl-C while two backends' engines load at once: both jobs are cancelled, the run says how to go on.
         Path interruptedOut = dir.resolve("interrupted");
         Process ctrlC = FaultRuns.startCtxprobe(
-                dir.resolve("ctrl-c.log"), "run", file.toString(), "--out", interruptedOut.toString());
-        String job = awaitJobRunning(interruptedOut, "killed");
+                dir.resolve("ctrl-c.log"),
+                "run",
+                file.toString(),
+                "--out",
+                interruptedOut.toString(),
+                "--parallel",
+                "2");
+        Set<String> jobs = awaitJobsRunning(interruptedOut, "killed", 2);
         FaultRuns.signal(ctrlC.pid(), "INT");
         assertThat(ctrlC.waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(ctrlC.exitValue())
                 .as(Files.readString(dir.resolve("ctrl-c.log")))
                 .isEqualTo(130);
-        assertThat(liveJobs(Set.of(job))).isEmpty();
-        assertThat(jobProcesses(Set.of(job))).isEmpty();
-        assertThat(outcomes(FaultRuns.results(onlyRun(interruptedOut)))).isEqualTo("1000:interrupted");
+        assertThat(liveJobs(jobs)).isEmpty();
+        assertThat(jobProcesses(jobs)).isEmpty();
+        assertThat(outcomeByBackend(FaultRuns.results(onlyRun(interruptedOut))))
+                .isEqualTo(Map.of("a", "interrupted", "b", "interrupted"));
 
-        // SIGKILL: the job outlives ctxprobe, and --resume cancels it before running the step again.
+        // SIGKILL: the jobs outlive ctxprobe, and --resume cancels them before running the steps again.
         Path killedOut = dir.resolve("killed");
-        Process killed =
-                FaultRuns.startCtxprobe(dir.resolve("kill.log"), "run", file.toString(), "--out", killedOut.toString());
-        String orphaned = awaitJobRunning(killedOut, "killed");
+        Process killed = FaultRuns.startCtxprobe(
+                dir.resolve("kill.log"), "run", file.toString(), "--out", killedOut.toString(), "--parallel", "2");
+        Set<String> orphaned = awaitJobsRunning(killedOut, "killed", 2);
         FaultRuns.signal(killed.pid(), "KILL");
         assertThat(killed.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(liveJobs(Set.of(orphaned))).containsExactly(orphaned);
+        assertThat(liveJobs(orphaned)).isEqualTo(orphaned);
         Files.delete(hold);
         Path runDir = onlyRun(killedOut);
         CliRun resumed = CliRun.of("run", "--resume", runDir.toString());
         assertThat(resumed.exitCode()).as(resumed.out() + resumed.err()).isZero();
-        assertThat(resumed.out()).contains("cancelled leftover Slurm job " + orphaned);
+        for (String job : orphaned) {
+            assertThat(resumed.out()).contains("cancelled leftover Slurm job " + job);
+        }
         JsonNode doc = FaultRuns.results(runDir);
-        assertThat(outcomes(doc)).isEqualTo("1000:ok");
+        assertThat(outcomeByBackend(doc)).isEqualTo(Map.of("a", "ok", "b", "ok"));
         Set<String> ids = jobIds(doc);
-        ids.add(orphaned);
+        ids.addAll(orphaned);
         assertThat(liveJobs(ids)).isEmpty();
         assertThat(jobProcesses(ids)).isEmpty();
         assertThat(Ledger.read(runDir.resolve(Ledger.NAME))).isEmpty();
@@ -309,25 +318,29 @@ class SlurmRunIT {
         assertThat(outcomes.get("1")).containsEntry("a", "1000:ok 2000:ok").containsEntry("b", "1000:ok 2000:ok");
     }
 
-    /** Waits until the run's servers file names a Slurm job and Slurm runs it; its id. */
-    private static String awaitJobRunning(Path out, String experiment) throws InterruptedException {
+    /** Waits until the run's servers file names {@code count} Slurm jobs and Slurm runs them; their ids. */
+    private static Set<String> awaitJobsRunning(Path out, String experiment, int count) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (System.nanoTime() < deadline) {
             var run = FaultRuns.runDir(out, experiment);
             if (run.isPresent()) {
+                Set<String> running = new LinkedHashSet<>();
+                List<String> queue = slurm("squeue", "-h", "-o", "%i %T")
+                        .lines()
+                        .map(String::strip)
+                        .toList();
                 for (Ledger.Entry e : Ledger.read(run.get().resolve(Ledger.NAME))) {
-                    String id = e.fields().getFirst();
-                    if (e.kind().equals("slurm")
-                            && slurm("squeue", "-h", "-o", "%i %T")
-                                    .lines()
-                                    .anyMatch(l -> l.strip().equals(id + " RUNNING"))) {
-                        return id;
+                    if (e.kind().equals("slurm") && queue.contains(e.fields().getFirst() + " RUNNING")) {
+                        running.add(e.fields().getFirst());
                     }
+                }
+                if (running.size() == count) {
+                    return running;
                 }
             }
             Thread.sleep(100);
         }
-        throw new AssertionError("no Slurm job of " + experiment + " was running within 60 s");
+        throw new AssertionError("not " + count + " Slurm jobs of " + experiment + " running within 60 s");
     }
 
     private static void assertNoJobLeft(JsonNode doc) {
