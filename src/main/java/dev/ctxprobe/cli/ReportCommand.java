@@ -1,9 +1,9 @@
 package dev.ctxprobe.cli;
 
 import dev.ctxprobe.report.Format;
-import dev.ctxprobe.report.ReportInputException;
+import dev.ctxprobe.report.ReportInput;
 import dev.ctxprobe.report.Reports;
-import dev.ctxprobe.report.ResultSet;
+import dev.ctxprobe.results.ResultFiles;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
@@ -21,8 +21,7 @@ import picocli.CommandLine.Parameters;
         description = "Render result files (results.json, or the seeds' files) or run folders as tables and charts.")
 public final class ReportCommand implements Callable<Integer> {
 
-    // Arity 0 and a String format, checked in call(): usage errors here must exit 2 (spec 01) whatever
-    // exit-code mapping the root command applies to picocli's own parameter errors.
+    // Arity 0, checked in call(), so that no inputs gets the sentence below rather than picocli's.
     @Parameters(
             arity = "0..*",
             paramLabel = "RESULTS",
@@ -32,8 +31,9 @@ public final class ReportCommand implements Callable<Integer> {
     @Option(
             names = "--format",
             paramLabel = "FORMAT",
+            converter = FormatOption.class,
             description = "text, md, html or csv (default: from the extension of --out, else text)")
-    String format;
+    Format format;
 
     @Option(names = "--out", paramLabel = "FILE", description = "write the report to FILE instead of stdout")
     Path out;
@@ -44,6 +44,18 @@ public final class ReportCommand implements Callable<Integer> {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    /** {@code --format} in the lower-case words of the help text, whatever case is typed. */
+    static final class FormatOption implements CommandLine.ITypeConverter<Format> {
+        @Override
+        public Format convert(String value) {
+            try {
+                return Format.fromId(value);
+            } catch (IllegalArgumentException e) {
+                throw new CommandLine.TypeConversionException(e.getMessage());
+            }
+        }
+    }
+
     @Override
     public Integer call() {
         PrintWriter err = spec.commandLine().getErr();
@@ -52,20 +64,20 @@ public final class ReportCommand implements Callable<Integer> {
             spec.commandLine().usage(err);
             return Main.USAGE;
         }
-        Format chosen;
-        List<ResultSet> sets;
+        Format chosen = format != null
+                ? format
+                : out == null
+                        ? Format.TEXT
+                        : Format.forFileName(out.getFileName().toString()).orElse(Format.TEXT);
+        List<ReportInput> read;
         try {
-            chosen = format != null
-                    ? Format.fromId(format)
-                    : out == null
-                            ? Format.TEXT
-                            : Format.forFileName(out.getFileName().toString()).orElse(Format.TEXT);
-            sets = Reports.read(inputs);
-        } catch (IllegalArgumentException | ReportInputException e) {
-            err.println("ctxprobe report: " + e.getMessage());
+            read = Reports.read(inputs);
+        } catch (ResultFiles.ResultFileException e) {
+            e.getMessage().lines().forEach(line -> err.println("ctxprobe report: " + line));
+            err.println("ctxprobe report: correct the file or leave it out; nothing was written");
             return Main.USAGE;
         }
-        String document = Reports.renderSets(sets, chosen);
+        String document = Reports.render(read, chosen);
         try {
             if (out == null) {
                 spec.commandLine().getOut().print(document);
@@ -75,12 +87,12 @@ public final class ReportCommand implements Callable<Integer> {
                 err.println("wrote " + out);
             }
             if (pngDir != null) {
-                for (Path png : Reports.writePngs(sets, pngDir)) {
+                for (Path png : Reports.writePngs(read, pngDir)) {
                     err.println("wrote " + png);
                 }
             }
         } catch (IOException e) {
-            err.println("ctxprobe report: cannot write the report: " + e);
+            err.println("ctxprobe report: cannot write the report: " + e.getMessage());
             return Main.FAILED;
         }
         return Main.OK;

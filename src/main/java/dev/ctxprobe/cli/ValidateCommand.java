@@ -68,9 +68,11 @@ final class ValidateCommand implements Callable<Integer> {
             for (Plan.Step step : b.steps()) {
                 out.printf(
                         Locale.ROOT,
-                        "  target %d  max_model_len %d%n",
+                        "  target %d  max_model_len %s%n",
                         step.target(),
-                        step.command().maxModelLen());
+                        step.command().selfSized()
+                                ? "fitted by the engine (target then follows from it)"
+                                : Long.toString(step.command().maxModelLen()));
                 if (backend.command() != null) {
                     out.println("    server_args: " + step.command().serverArgs());
                     // The exact vector, quoted: server_args cannot show where an argument with spaces begins and ends.

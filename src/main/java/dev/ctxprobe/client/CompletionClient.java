@@ -84,6 +84,10 @@ public final class CompletionClient implements AutoCloseable {
         }
         Request httpRequest = builder.url(completionsUrl)
                 .header("Accept", "text/event-stream")
+                // llama-server closes the connection after a streamed answer though it says Keep-Alive: a request
+                // on a reused connection would fail before it is sent. A fresh connection costs no TTFT, which is
+                // timed from the request's first byte.
+                .header("Connection", "close")
                 .post(RequestBody.create(request.body(), JSON_TYPE, 0, request.body().length))
                 .tag(SendTiming.class, timing)
                 .build();

@@ -28,6 +28,7 @@ final class StreamReading {
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final byte[] DATA = ascii("data:");
     private static final byte[] DONE = ascii("[DONE]");
+    private static final byte[] ERROR = ascii("error:");
     private static final byte[][] IGNORED_FIELDS = {ascii("event:"), ascii("id:"), ascii("retry:")};
 
     int status;
@@ -54,6 +55,13 @@ final class StreamReading {
                 continue;
             }
             if (!startsWith(DATA, length)) {
+                if (startsWith(ERROR, length)) {
+                    // llama.cpp of early 2025 sends a refusal as an "error:" field instead of a data event.
+                    int from = length > ERROR.length && line[ERROR.length] == ' ' ? ERROR.length + 1 : ERROR.length;
+                    outcome = RequestOutcome.ERROR_EVENT;
+                    errorText = truncate(text(from, length));
+                    return;
+                }
                 if (isIgnoredField(length)) {
                     continue;
                 }

@@ -18,6 +18,20 @@ public record TokenRange(int lo, int hi) {
         }
     }
 
+    /**
+     * Ids inside a vocabulary of {@code size} ids, as the server named it: the default range where it fits, else
+     * the vocabulary without its first eighth (where vocabularies keep their special and control tokens) and its
+     * last sixteenth (where added tokens go). A byte vocabulary of 260 ids gives [32, 244), all byte tokens.
+     */
+    public static TokenRange forVocabulary(int size) {
+        if (size < 16) {
+            throw new IllegalArgumentException("a vocabulary of " + size + " ids is too small for prompt filler");
+        }
+        int lo = Math.max(3, Math.min(DEFAULT.lo, size / 8));
+        int hi = Math.min(DEFAULT.hi, size - Math.max(1, size / 16));
+        return new TokenRange(lo, hi);
+    }
+
     public int span() {
         return hi - lo;
     }

@@ -6,6 +6,7 @@ import dev.ctxprobe.client.TokenRange;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -21,14 +22,22 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * One serving engine as data: how to tell it is ready, what its limits mean, and the rules that turn its
  * log lines and error answers into failure classes and capacity numbers. Profiles live in {@link
- * EngineProfiles}; nothing here launches or talks to anything.
+ * EngineProfiles}; nothing here launches or talks to anything: what a running server states is read through a
+ * function the caller gives ({@link #statedCapacity}), so every rule is tested on recorded texts.
  *
  * @param launchesServer false for an endpoint that is already running ({@code openai})
  * @param readinessPath the GET path that answers 200 once the server is ready
- * @param hintKind what a capacity named by this engine limits
+ * @param hintKind what a capacity named by this engine limits, unless its rule says otherwise
  * @param promptRule the largest prompt accepted with one output token, given the configured context length
- * @param tokenRange token ids safe to use as prompt filler
+ * @param tokenRange token ids safe to use as prompt filler when the server does not name its vocabulary
  * @param emptyAnswerMeansTooLong true when an over-long prompt gets an empty 200 (LMDeploy) instead of an error
+ * @param kvCapacitySteers true when the KV capacity the log names bounds a request, so the search may follow it;
+ *     false for vLLM, whose {@code GPU KV cache size} is {@code max_concurrency * max_model_len} for hybrid and
+ *     DeepSeek-V4 models rather than a pool size
+ * @param stated how to read what a running server states about its own limits
+ * @param advice the engine's own words for the limits it imposes
+ * @param autoLength the value of {@code {max_model_len}} that lets the engine fit its context to memory itself
+ *     ({@code auto} for vLLM), or null when it cannot
  */
 public record EngineProfile(
         String name,
@@ -38,20 +47,32 @@ public record EngineProfile(
         LongUnaryOperator promptRule,
         TokenRange tokenRange,
         boolean emptyAnswerMeansTooLong,
+        boolean kvCapacitySteers,
         List<CapacityRule> capacityRules,
         List<StartupRule> startupRules,
-        List<ResponseRule> responseRules) {
+        List<ResponseRule> responseRules,
+        Stated stated,
+        Advice advice,
+        String autoLength) {
 
     /** A wrapped refusal may continue on the next lines; numbers are looked for this far below the match. */
     private static final int WINDOW_BELOW = 3;
 
     private static final int DETAIL_QUOTE_CHARS = 200;
+    // A vocabulary smaller than this is no real model's: such a figure is ignored.
+    private static final int MIN_VOCABULARY = 16;
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final Pattern MEANINGFUL =
             LogText.pattern("error|exception|fatal|abort|panic|killed|segmentation fault|core dumped|failed|traceback");
-    // Lines that announce an error without naming it: the cause is on an earlier line.
+    // Lines that announce an error without naming it, or that every exit prints (llama.cpp's abort after its HTTP
+    // thread started, its clean-up, its summary, and -fit's warning that it gave up): the cause is elsewhere.
     private static final Pattern NOT_A_CAUSE =
-            LogText.pattern("traceback \\(most recent call last\\)|see root cause above");
+            LogText.pattern("traceback \\(most recent call last\\)|see root cause above"
+                    + "|terminate called without an active exception|cleaning up before exit|exiting due to model loading error"
+                    + "|common_fit_params: failed to fit|encountered an error while trying to fit");
+    // A log that names an accelerator: failures there are about accelerator memory, elsewhere about memory.
+    private static final Pattern ACCELERATOR =
+            LogText.pattern("cuda|gpu|rocm|\\bhip\\b|\\bxpu|\\bnpu|vulkan|\\bmetal\\b|sycl|ascend|kunlun");
 
     public EngineProfile {
         Objects.requireNonNull(name, "name");
@@ -59,6 +80,8 @@ public record EngineProfile(
         Objects.requireNonNull(hintKind, "hintKind");
         Objects.requireNonNull(promptRule, "promptRule");
         Objects.requireNonNull(tokenRange, "tokenRange");
+        Objects.requireNonNull(stated, "stated");
+        Objects.requireNonNull(advice, "advice");
         capacityRules = List.copyOf(capacityRules);
         startupRules = List.copyOf(startupRules);
         responseRules = List.copyOf(responseRules);
@@ -80,7 +103,9 @@ public record EngineProfile(
         /** Tokens the KV cache holds. */
         KV,
         /** Tokens the configuration asked for. */
-        NEED
+        NEED,
+        /** The size of the allocation that failed, in MB (the integer part). */
+        MB
     }
 
     /**
@@ -89,15 +114,23 @@ public record EngineProfile(
      */
     public record NumberRead(Role role, Pattern pattern) {}
 
-    /** What a startup rule found: the line and the numbers read for it (null when absent). */
-    public record Found(String line, Long hint, Long kv, Long need) {}
+    /**
+     * What a startup rule found: the line, the numbers read for it (null when absent), and the words for the
+     * memory concerned ({@code accelerator memory} when the log names an accelerator, else {@code memory}).
+     */
+    public record Found(String line, Long hint, Long kv, Long need, Long mb, String memory) {}
 
     /**
      * A startup failure: a short stable {@code trigger} found in one log line means {@code failureClass};
-     * {@code detail} writes the sentence from what was found.
+     * {@code detail} writes the sentence from what was found. {@code hintKind} is what the hint limits when that
+     * differs from the profile's kind (SGLang's model limit on context_length), else null.
      */
     public record StartupRule(
-            FailureClass failureClass, Pattern trigger, List<NumberRead> reads, Function<Found, String> detail) {
+            FailureClass failureClass,
+            Pattern trigger,
+            List<NumberRead> reads,
+            Function<Found, String> detail,
+            HintKind hintKind) {
         public StartupRule {
             reads = List.copyOf(reads);
         }
@@ -105,9 +138,66 @@ public record EngineProfile(
 
     /**
      * A request refused because the prompt is too long: {@code trigger} found in the answer; group 1 of
-     * {@code limit} (found anywhere in the answer, may be null) is the limit the engine names.
+     * {@code limit} (found anywhere in the answer, may be null) is the limit the engine names, which limits
+     * {@code hintKind} (null: the profile's kind).
      */
-    public record ResponseRule(Pattern trigger, Pattern limit) {}
+    public record ResponseRule(Pattern trigger, Pattern limit, HintKind hintKind) {}
+
+    /** Which stated number a log line or an endpoint gives. */
+    public enum StatedField {
+        CONTEXT,
+        MAX_PROMPT,
+        KV,
+        SLOTS,
+        KV_UNIFIED,
+        TRAIN_CONTEXT,
+        VOCAB,
+        REDUCED_FROM
+    }
+
+    /** A startup log line that states a limit: group 1 of {@code pattern} is the value. */
+    public record StatedLine(Pattern pattern, StatedField field) {}
+
+    /** An endpoint to ask after readiness: its body (null when it gave none) read into what the server states. */
+    public record StatedEndpoint(String path, Function<String, ServedCapacity> read) {}
+
+    /**
+     * How a profile learns what a running server states.
+     *
+     * @param endpoints asked in order; an earlier endpoint's number wins over a later one's and over the log's
+     * @param lines startup log lines; for each the latest wins
+     * @param promptFromContext the longest prompt for a stated context, when the server states no prompt limit
+     * @param kind what the stated limit bounds for the search: the context of a server launched for a length
+     *     (vLLM: its memory answers max_model_len) or the prompt (llama.cpp, SGLang: the running server's limit)
+     * @param slack how far a stated prompt limit may lie from the one the configured length gives and still be
+     *     only that configuration read back (llama.cpp rounds -c up to 256; SGLang keeps a few tokens)
+     */
+    public record Stated(
+            List<StatedEndpoint> endpoints,
+            List<StatedLine> lines,
+            LongUnaryOperator promptFromContext,
+            HintKind kind,
+            long slack) {
+        public Stated {
+            endpoints = List.copyOf(endpoints);
+            lines = List.copyOf(lines);
+        }
+
+        static final Stated NOTHING = new Stated(List.of(), List.of(), n -> n - 1, HintKind.MAX_MODEL_LEN, 0);
+    }
+
+    /**
+     * The engine's words for the limits it imposes, each a sentence or null where it has none.
+     *
+     * @param slots {@code String.format} with the number of slots and the tokens each holds
+     * @param capped with the training context the slot context was capped at
+     * @param reduced with the context the engine lowered from and the one it chose
+     * @param truncation what to do when the engine truncated a prompt instead of refusing it
+     * @param truncationLog the log line that shows the truncation, or null
+     */
+    public record Advice(String slots, String capped, String reduced, String truncation, Pattern truncationLog) {
+        static final Advice NONE = new Advice(null, null, null, null, null);
+    }
 
     /** The largest prompt the engine accepts with one output token when configured for {@code maxModelLen}. */
     public long largestPrompt(long maxModelLen) {
@@ -164,11 +254,13 @@ public record EngineProfile(
         String body = bodyOrErrorEvent == null ? "" : LogText.clean(bodyOrErrorEvent);
         String message = errorMessage(body);
         Long limit = null;
+        HintKind kind = null;
         boolean tooLong = false;
         for (ResponseRule rule : responseRules) {
             if (rule.trigger().matcher(body).find()) {
                 tooLong = true;
                 limit = rule.limit() == null ? null : firstNumber(rule.limit(), body);
+                kind = limit == null ? null : rule.hintKind();
                 break;
             }
         }
@@ -189,9 +281,11 @@ public record EngineProfile(
                     where + ": the server rejected the prompt as too long" + limitText + ": " + quote,
                     evidence,
                     limit,
-                    null);
+                    null,
+                    kind);
         }
-        return new Diagnosis(FailureClass.HTTP_ERROR, where + " from the server: " + quote, evidence, limit, null);
+        return new Diagnosis(
+                FailureClass.HTTP_ERROR, where + " from the server: " + quote, evidence, limit, null, kind);
     }
 
     private Diagnosis matched(StartupRule rule, List<String> lines, int index, int triggerAt, Capacity capacity) {
@@ -213,11 +307,160 @@ public record EngineProfile(
             }
         }
         Found found = new Found(
-                lines.get(index).strip(), numbers.get(Role.HINT), numbers.get(Role.KV), numbers.get(Role.NEED));
+                lines.get(index).strip(),
+                numbers.get(Role.HINT),
+                numbers.get(Role.KV),
+                numbers.get(Role.NEED),
+                numbers.get(Role.MB),
+                memoryWords(lines));
         List<String> evidence = evidence(lines, index, focus, sourceLines);
         Long kv = found.kv() != null ? found.kv() : capacity.kvCapacityTokens();
         Long hint = found.hint() != null ? found.hint() : capacity.maxContextHint();
-        return new Diagnosis(rule.failureClass(), rule.detail().apply(found), evidence, hint, kv);
+        // A hint read from a capacity line limits what the profile's hints limit; only the rule's own number may
+        // limit something else.
+        HintKind kind = found.hint() != null ? rule.hintKind() : null;
+        return new Diagnosis(rule.failureClass(), rule.detail().apply(found), evidence, hint, kv, kind);
+    }
+
+    /** {@code accelerator memory} when the log names an accelerator, else {@code memory}: a CPU build has no other. */
+    static String memoryWords(List<String> lines) {
+        for (String line : lines) {
+            if (ACCELERATOR.matcher(line).find()) {
+                return "accelerator memory";
+            }
+        }
+        return "memory";
+    }
+
+    /**
+     * What the running server states about its limits: each endpoint's answer ({@code get} gives the body of a GET
+     * that answered 200, else null), then the startup log. The longest prompt follows from the context by the
+     * engine's rule where no endpoint names it.
+     */
+    public ServedCapacity statedCapacity(List<String> logLines, Function<String, String> get) {
+        ServedCapacity found = ServedCapacity.NONE;
+        for (StatedEndpoint endpoint : stated.endpoints()) {
+            String body = get.apply(endpoint.path());
+            if (body != null) {
+                found = found.or(endpoint.read().apply(body).from("GET " + endpoint.path()));
+            }
+        }
+        found = found.or(statedInLog(logLines));
+        if (found.maxPromptTokens() == null && found.contextTokens() != null) {
+            found = found.withMaxPrompt(Math.max(0, stated.promptFromContext().applyAsLong(found.contextTokens())));
+        }
+        return found;
+    }
+
+    /** What the startup log states; for each field the latest line wins. */
+    ServedCapacity statedInLog(List<String> logLines) {
+        Map<StatedField, String> values = new EnumMap<>(StatedField.class);
+        for (String raw : logLines) {
+            String line = LogText.clean(raw);
+            for (StatedLine rule : stated.lines()) {
+                Matcher m = rule.pattern().matcher(line);
+                if (m.find()) {
+                    values.put(rule.field(), m.group(1));
+                }
+            }
+        }
+        ServedCapacity.Builder b = new ServedCapacity.Builder();
+        values.forEach((field, value) -> {
+            switch (field) {
+                case CONTEXT -> b.context = LogText.parseNumber(value);
+                case MAX_PROMPT -> b.maxPrompt = LogText.parseNumber(value);
+                case KV -> b.kv = LogText.parseNumber(value);
+                case SLOTS -> b.slots = Math.toIntExact(LogText.parseNumber(value));
+                case KV_UNIFIED -> b.kvUnified = Boolean.parseBoolean(value);
+                case TRAIN_CONTEXT -> b.train = LogText.parseNumber(value);
+                case VOCAB -> b.vocab = Math.toIntExact(LogText.parseNumber(value));
+                case REDUCED_FROM -> b.reducedFrom = LogText.parseNumber(value);
+            }
+        });
+        return b.build("log");
+    }
+
+    /** A limit to steer the search by: the tokens and what they limit. */
+    public record Hint(long tokens, HintKind kind) {}
+
+    /**
+     * The stated capacity as a search hint, or empty when it is only the configured length read back ({@code
+     * maxModelLen}, within the engine's rounding): a server that states what it was told to be teaches nothing. A
+     * server that sized itself ({@code selfSized}: launched with {@link #autoLength}) always teaches.
+     */
+    public Optional<Hint> capacityHint(ServedCapacity c, long maxModelLen, boolean selfSized) {
+        Long tokens = stated.kind() == HintKind.MAX_MODEL_LEN
+                ? c.contextTokens()
+                : c.maxPromptTokens() == null ? null : c.maxPromptTokens() + promptAllowance();
+        if (tokens == null) {
+            return Optional.empty();
+        }
+        if (!selfSized && c.maxPromptTokens() != null && maxModelLen > 0) {
+            long configured = largestPrompt(maxModelLen);
+            if (Math.abs(c.maxPromptTokens() - configured) <= stated.slack()) {
+                return Optional.empty();
+            }
+        }
+        return Optional.of(new Hint(tokens, stated.kind()));
+    }
+
+    /** How far below a prompt-length hint the largest accepted prompt lies, by the engine's own rule. */
+    public long promptAllowance() {
+        long reference = 1L << 20;
+        return reference - largestPrompt(reference);
+    }
+
+    /**
+     * Why the server's limit is below what {@code maxModelLen} asked for, in the engine's words (its slots split
+     * the context, the model's training context capped it, the engine lowered it to fit memory), or empty.
+     */
+    public Optional<String> explainLimit(ServedCapacity c, long maxModelLen) {
+        List<String> why = new ArrayList<>();
+        Long context = c.contextTokens();
+        if (advice.slots() != null
+                && c.slots() != null
+                && c.slots() > 1
+                && !Boolean.TRUE.equals(c.kvUnified())
+                && context != null
+                && context < maxModelLen) {
+            why.add(String.format(Locale.ROOT, advice.slots(), c.slots(), context));
+        }
+        if (advice.capped() != null
+                && c.trainContextTokens() != null
+                && context != null
+                && context.equals(c.trainContextTokens())
+                && maxModelLen > context) {
+            why.add(String.format(Locale.ROOT, advice.capped(), context));
+        }
+        if (advice.reduced() != null && c.reducedFrom() != null && context != null && context < c.reducedFrom()) {
+            why.add(String.format(Locale.ROOT, advice.reduced(), c.reducedFrom(), context));
+        }
+        return why.isEmpty() ? Optional.empty() : Optional.of(String.join("; ", why));
+    }
+
+    /** The prompt ids: inside the vocabulary the server named, else the profile's range. */
+    public TokenRange tokenRange(ServedCapacity c) {
+        return c.vocabSize() != null && c.vocabSize() >= MIN_VOCABULARY
+                ? TokenRange.forVocabulary(c.vocabSize())
+                : tokenRange;
+    }
+
+    /** What to do when the engine truncated a prompt, in its own words, or null. */
+    public String truncationAdvice() {
+        return advice.truncation();
+    }
+
+    /** The log lines that show a truncation (llama.cpp's {@code input truncated}), at most a few. */
+    public List<String> truncationEvidence(List<String> logLines) {
+        if (advice.truncationLog() == null) {
+            return List.of();
+        }
+        return logLines.stream()
+                .map(LogText::clean)
+                .filter(l -> advice.truncationLog().matcher(l).find())
+                .map(l -> LogText.head(l, Diagnosis.MAX_LINE_CHARS))
+                .limit(3)
+                .toList();
     }
 
     private record NumberAt(long value, int line, int at) {}
@@ -286,7 +529,10 @@ public record EngineProfile(
             cause = LogText.head(lines.get(index), DETAIL_QUOTE_CHARS);
         } else {
             evidence = tail(lines);
-            cause = evidence.isEmpty() ? "the log is empty" : evidence.getLast();
+            cause = evidence.stream()
+                    .filter(l -> !NOT_A_CAUSE.matcher(l).find())
+                    .reduce((first, second) -> second)
+                    .orElse(evidence.isEmpty() ? "the log is empty" : "the log names no cause");
         }
         return new Diagnosis(
                 FailureClass.STARTUP_CRASH,

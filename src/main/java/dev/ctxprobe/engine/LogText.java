@@ -14,11 +14,18 @@ final class LogText {
 
     // Engines colour their logs (TGI by default); colour codes would split the texts we look for.
     private static final Pattern ANSI = Pattern.compile("\u001B\\[[0-9;?]*[A-Za-z]");
+    private static final Pattern STAMP =
+            Pattern.compile("^\\s*\\d+\\.\\d{2}\\.\\d{3}\\.\\d{3} [IWEDT] (?:\\w{3,4} +)?");
 
     private LogText() {}
 
     static Pattern pattern(String regex) {
         return Pattern.compile(regex, Pattern.CASE_INSENSITIVE);
+    }
+
+    /** A log line without llama.cpp's time and level prefix ({@code 0.02.685.161 E }), for a sentence. */
+    static String withoutStamp(String line) {
+        return STAMP.matcher(line).replaceFirst("");
     }
 
     static String clean(String line) {

@@ -11,6 +11,9 @@ import java.util.Map;
  *
  * @param hardware as the file states it, or null to detect it
  * @param vars free variables for commands, recorded in the results' {@code config}, in file order
+ * @param modelConfig a model {@code config.json} to size the KV cache with instead of {@code {model}/config.json},
+ *     as written (relative to the file's folder); null when not given
+ * @param weightsGib the model's weights in GiB when no safetensors index tells them; null when not given
  */
 public record Experiment(
         Path file,
@@ -24,7 +27,9 @@ public record Experiment(
         Load load,
         Sweep sweep,
         Timeouts timeouts,
-        List<Backend> backends) {
+        List<Backend> backends,
+        String modelConfig,
+        Double weightsGib) {
 
     /**
      * This experiment explored with another strategy, as {@code run --strategy} asks. A list needs targets: a file
@@ -53,7 +58,20 @@ public record Experiment(
         List<Long> curve = strategy == Strategy.LIST ? List.of() : sweep.curve();
         Sweep s = new Sweep(strategy, targets, curve, sweep.stopAfterFailure(), frontier, sweep.restart());
         return new Experiment(
-                file, name, description, model, hardware, env, vars, contextPad, load, s, timeouts, backends);
+                file,
+                name,
+                description,
+                model,
+                hardware,
+                env,
+                vars,
+                contextPad,
+                load,
+                s,
+                timeouts,
+                backends,
+                modelConfig,
+                weightsGib);
     }
 
     /**
@@ -72,11 +90,29 @@ public record Experiment(
         List<Backend> chosen =
                 backends.stream().filter(b -> names.contains(b.name())).toList();
         return new Experiment(
-                file, name, description, model, hardware, env, vars, contextPad, load, sweep, timeouts, chosen);
+                file,
+                name,
+                description,
+                model,
+                hardware,
+                env,
+                vars,
+                contextPad,
+                load,
+                sweep,
+                timeouts,
+                chosen,
+                modelConfig,
+                weightsGib);
     }
 
-    /** Hardware facts given by the file instead of detected. */
-    public record HardwareSpec(String name, String accelerator, String chip) {}
+    /**
+     * Hardware facts given by the file instead of detected.
+     *
+     * @param devices accelerators on the machine; null when not given
+     * @param memoryGib memory of one accelerator in GiB; null when not given
+     */
+    public record HardwareSpec(String name, String accelerator, String chip, Integer devices, Double memoryGib) {}
 
     /**
      * What is sent at each step.
@@ -162,6 +198,10 @@ public record Experiment(
      * @param tokenIds ids to fill prompts with; null for the profile's
      * @param apiKeyEnv the name of an environment variable holding an API key, never its value
      * @param launcher where its servers run: the file's top-level launcher with the backend's own keys on top
+     * @param modelConfig the backend's own {@code model_config} (the experiment's applies when null)
+     * @param weightsGib the backend's own {@code weights_gib} (the experiment's applies when null)
+     * @param autoFirst the search's first launch passes the engine's own automatic length for {@code
+     *     {max_model_len}} (vLLM's {@code auto}), so that the engine states its memory limit in one launch
      */
     public record Backend(
             String name,
@@ -175,5 +215,8 @@ public record Experiment(
             Duration startup,
             IdRange tokenIds,
             String apiKeyEnv,
-            Launcher launcher) {}
+            Launcher launcher,
+            String modelConfig,
+            Double weightsGib,
+            boolean autoFirst) {}
 }

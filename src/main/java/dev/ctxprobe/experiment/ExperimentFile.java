@@ -19,9 +19,11 @@ record ExperimentFile(
         SweepFile sweep,
         TimeoutsFile timeouts,
         Object launcher,
-        List<BackendFile> backends) {
+        List<BackendFile> backends,
+        String modelConfig,
+        Double weightsGib) {
 
-    record HardwareFile(String name, String accelerator, String chip) {}
+    record HardwareFile(String name, String accelerator, String chip, Integer devices, Double memoryGib) {}
 
     record LoadFile(
             Integer outputLen,
@@ -55,5 +57,8 @@ record ExperimentFile(
             Double startupS,
             List<Integer> tokenIds,
             String apiKeyEnv,
-            Object launcher) {}
+            Object launcher,
+            String modelConfig,
+            Double weightsGib,
+            Boolean autoFirst) {}
 }

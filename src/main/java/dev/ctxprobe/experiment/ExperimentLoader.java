@@ -115,6 +115,7 @@ public final class ExperimentLoader {
 
     private final Set<String> knownEngines;
     private final Set<String> enginesWithoutLaunch;
+    private final Set<String> enginesThatSizeThemselves;
     private final LauncherKinds launchers;
 
     /**
@@ -123,8 +124,20 @@ public final class ExperimentLoader {
      * @param launchers the launcher kinds a file may name
      */
     public ExperimentLoader(Set<String> knownEngines, Set<String> enginesWithoutLaunch, LauncherKinds launchers) {
+        this(knownEngines, enginesWithoutLaunch, Set.of(), launchers);
+    }
+
+    /**
+     * @param enginesThatSizeThemselves engines that accept an automatic context length, for {@code auto_first}
+     */
+    public ExperimentLoader(
+            Set<String> knownEngines,
+            Set<String> enginesWithoutLaunch,
+            Set<String> enginesThatSizeThemselves,
+            LauncherKinds launchers) {
         this.knownEngines = new TreeSet<>(knownEngines);
         this.enginesWithoutLaunch = Set.copyOf(enginesWithoutLaunch);
+        this.enginesThatSizeThemselves = Set.copyOf(enginesThatSizeThemselves);
         this.launchers = launchers;
     }
 
@@ -293,12 +306,7 @@ public final class ExperimentLoader {
             Load load = checkLoad(raw.load());
             Sweep sweep = checkSweep(raw.sweep(), pad);
             Timeouts timeouts = checkTimeouts(raw.timeouts());
-            HardwareSpec hardware = raw.hardware() == null
-                    ? null
-                    : new HardwareSpec(
-                            raw.hardware().name(),
-                            raw.hardware().accelerator(),
-                            raw.hardware().chip());
+            HardwareSpec hardware = checkHardware(raw.hardware());
             Map<String, Object> launcher = launcherMap("launcher", raw.launcher());
             List<Backend> backends = checkBackends(raw.backends(), env, vars, timeouts, launcher);
             return new Experiment(
@@ -313,7 +321,39 @@ public final class ExperimentLoader {
                     load,
                     sweep,
                     timeouts,
-                    backends);
+                    backends,
+                    modelConfig("model_config", raw.modelConfig()),
+                    gib("weights_gib", raw.weightsGib(), "the model's weights, e.g. 'weights_gib: 152.5'"));
+        }
+
+        private HardwareSpec checkHardware(ExperimentFile.HardwareFile h) throws ExperimentError {
+            if (h == null) {
+                return null;
+            }
+            if (h.devices() != null && h.devices() < 1) {
+                throw error("hardware.devices", "hardware.devices is the number of accelerators, 1 or more, e.g. 8");
+            }
+            return new HardwareSpec(
+                    h.name(),
+                    h.accelerator(),
+                    h.chip(),
+                    h.devices(),
+                    gib("hardware.memory_gib", h.memoryGib(), "the memory of one accelerator, e.g. 'memory_gib: 141'"));
+        }
+
+        private String modelConfig(String path, String value) throws ExperimentError {
+            if (value != null && value.isBlank()) {
+                throw error(
+                        path, path + " is the path of a model's config.json, e.g. 'model_config: models/config.json'");
+            }
+            return value;
+        }
+
+        private Double gib(String path, Double value, String example) throws ExperimentError {
+            if (value != null && !(value > 0 && Double.isFinite(value))) {
+                throw error(path, path + " is a size in GiB above 0: " + example);
+            }
+            return value;
         }
 
         private String required(String value, String path, String hint) throws ExperimentError {
@@ -658,6 +698,22 @@ public final class ExperimentLoader {
                             at + ".api_key_env",
                             "api_key_env names an environment variable (e.g. OPENAI_API_KEY), never the key itself");
                 }
+                boolean autoFirst = Boolean.TRUE.equals(b.autoFirst());
+                if (autoFirst && !enginesThatSizeThemselves.contains(engine)) {
+                    throw error(
+                            at + ".auto_first",
+                            "engine '" + engine + "' cannot fit its context to memory itself; auto_first works with "
+                                    + (enginesThatSizeThemselves.isEmpty()
+                                            ? "no engine"
+                                            : String.join(", ", new TreeSet<>(enginesThatSizeThemselves)))
+                                    + ": remove it");
+                }
+                if (autoFirst && !CommandTemplate.parse(command).placeholders().contains("max_model_len")) {
+                    throw error(
+                            at + ".auto_first",
+                            "auto_first replaces {max_model_len} in the command, which has none: put"
+                                    + " --max-model-len {max_model_len} in it");
+                }
                 backends.add(new Backend(
                         name,
                         engine,
@@ -670,7 +726,10 @@ public final class ExperimentLoader {
                         b.startupS() == null ? timeouts.startup() : seconds(at + ".startup_s", b.startupS(), 0),
                         ids,
                         b.apiKeyEnv(),
-                        where));
+                        where,
+                        modelConfig(at + ".model_config", b.modelConfig()),
+                        gib(at + ".weights_gib", b.weightsGib(), "the model's weights, e.g. 'weights_gib: 152.5'"),
+                        autoFirst));
             }
             return List.copyOf(backends);
         }

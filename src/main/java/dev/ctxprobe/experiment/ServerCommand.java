@@ -19,12 +19,22 @@ public record ServerCommand(
      * value here is one the backend's launcher fills in for each node (e.g. {@code {node_rank}}): it stays as written.
      */
     public static ServerCommand resolve(Experiment experiment, Backend backend, long target, int port) {
-        long maxModelLen = target + experiment.contextPad();
+        return resolve(experiment, backend, target, port, null);
+    }
+
+    /**
+     * As {@link #resolve(Experiment, Backend, long, int)}, with {@code {max_model_len}} replaced by {@code
+     * autoLength} (vLLM's {@code auto}) when that is not null: the engine then fits its context to memory, and
+     * {@link #maxModelLen} is 0 until the server states it ({@link #withMaxModelLen}).
+     */
+    public static ServerCommand resolve(
+            Experiment experiment, Backend backend, long target, int port, String autoLength) {
+        long maxModelLen = autoLength == null ? target + experiment.contextPad() : 0;
         Map<String, String> values = new LinkedHashMap<>();
         backend.vars().forEach((k, v) -> values.put(k, format(v)));
         values.put("model", experiment.model());
         values.put("target_len", Long.toString(target));
-        values.put("max_model_len", Long.toString(maxModelLen));
+        values.put("max_model_len", autoLength == null ? Long.toString(maxModelLen) : autoLength);
         values.put("host", backend.host());
         values.put("port", Integer.toString(port));
         List<String> argv = List.of();
@@ -34,6 +44,21 @@ public record ServerCommand(
             argv = template.render(values);
         }
         return new ServerCommand(argv, String.join(" ", argv), target, maxModelLen, backend.host(), port);
+    }
+
+    /** True when the engine was left to fit its context itself: the length is known once the server states it. */
+    public boolean selfSized() {
+        return maxModelLen == 0;
+    }
+
+    /** The same command, for a server that stated the length it fitted itself to. */
+    public ServerCommand withMaxModelLen(long stated) {
+        return new ServerCommand(argv, serverArgs, targetLen, stated, host, port);
+    }
+
+    /** The same command, its step answering {@code target}. */
+    public ServerCommand withTarget(long target) {
+        return new ServerCommand(argv, serverArgs, target, maxModelLen, host, port);
     }
 
     /** A variable as it appears in a command: numbers without a spurious ".0". */

@@ -1,6 +1,8 @@
 package dev.ctxprobe.explore;
 
 import dev.ctxprobe.engine.EngineProfile;
+import dev.ctxprobe.engine.FailureClass;
+import dev.ctxprobe.engine.HintKind;
 import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
@@ -231,7 +233,9 @@ public final class Exploration {
                 listener.stepStarting(backend.name(), target, target + experiment.contextPad());
                 Scenario s;
                 try {
-                    s = servers.step(target);
+                    s = selfSizes(bp, probes, target)
+                            ? steps.runSelfSized(backend, bp.profile(), target, selfSizedTarget(bp, target))
+                            : servers.step(target);
                 } catch (RuntimeException e) {
                     servers.close();
                     s = steps.clientError(
@@ -271,6 +275,29 @@ public final class Exploration {
         }
         ResultDocument doc = recordAnswer(bp, probes, servers, null);
         listener.backendFinished(backend.name(), doc.frontier().get(backend.name()), doc);
+    }
+
+    /**
+     * True for the search's first probe of a backend with {@code auto_first}, whose engine can fit its context to
+     * memory itself: that launch lets the engine size itself and states the limit in one launch.
+     */
+    private boolean selfSizes(Plan.BackendPlan bp, List<Probe> probes, long target) {
+        if (!Plan.selfSizes(experiment, bp.backend(), bp.profile())) {
+            return false;
+        }
+        List<Long> curve = experiment.sweep().curve();
+        return target == plan.frontierSettings(bp).highestTarget()
+                && probes.stream().allMatch(p -> curve.contains(p.target()));
+    }
+
+    /**
+     * The target a self-sized server is measured at, from the max_model_len it fitted: the largest aligned target
+     * whose launch would ask for no more, within the search's bounds.
+     */
+    private java.util.function.LongUnaryOperator selfSizedTarget(Plan.BackendPlan bp, long highest) {
+        FrontierSettings settings = plan.frontierSettings(bp);
+        return fitted -> Math.max(
+                settings.lowestTarget(), Math.min(highest, settings.alignDown(fitted - experiment.contextPad())));
     }
 
     private void record(Scenario s, Servers servers) {
@@ -336,14 +363,29 @@ public final class Exploration {
         return s.server().pid() == null ? null : "local:" + s.server().pid();
     }
 
+    /**
+     * What the search learns from a recorded step: its hint (the length the engine named, else a KV capacity where
+     * the engine's KV figure bounds a request), what the hint limits (as recorded, else the profile's kind), and
+     * whether it timed out at a capacity the server stated.
+     */
     static Probe probe(Scenario s, EngineProfile profile) {
-        Long hint = null;
-        if (s.server() != null) {
-            hint = s.server().maxContextHint() != null
-                    ? s.server().maxContextHint()
-                    : s.server().kvCapacityTokens();
+        Scenario.Server server = s.server();
+        if (server == null) {
+            return new Probe(s.targetLen(), s.outcome(), null, null);
         }
-        return new Probe(s.targetLen(), s.outcome(), hint, hint == null ? null : profile.hintKind());
+        Long hint = null;
+        HintKind kind = null;
+        if (server.maxContextHint() != null) {
+            hint = server.maxContextHint();
+            kind = server.hintKind() != null ? server.hintKind() : profile.hintKind();
+        } else if (server.kvCapacityTokens() != null && profile.kvCapacitySteers()) {
+            hint = server.kvCapacityTokens();
+            kind = profile.hintKind();
+        }
+        boolean hang = s.outcome().failure().orElse(null) == FailureClass.TIMEOUT
+                && server.capacity() != null
+                && server.capacity().near(s.targetLen());
+        return new Probe(s.targetLen(), s.outcome(), hint, kind, hang);
     }
 
     /**

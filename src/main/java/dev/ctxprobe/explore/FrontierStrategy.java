@@ -11,7 +11,8 @@ import java.util.Set;
  * The {@code frontier} strategy (spec 05): probe {@code max}; follow a capacity hint to just under
  * it and one {@code align} above; otherwise probe {@code min} and bisect between the largest pass
  * and the smallest failure above it until the bracket is within {@code precision}, one {@code
- * align} step wide, or {@code maxLaunches} are spent.
+ * align} step wide, or {@code maxLaunches} are spent. A timeout at a capacity the server stated (vLLM's
+ * scheduling hang) is checked one {@code align} below first.
  *
  * <p>Stateless: every decision is recomputed from the probes, so a resumed run continues where it
  * stopped, even from probes another strategy made (a failure below a pass is then left alone).
@@ -65,10 +66,21 @@ public final class FrontierStrategy implements Strategy {
         Long up = smallestFailureAbove(probes, lo == null ? lowest - 1 : lo);
         Bracket bracket = new Bracket(lo, up, lowest, highest, probed);
         if (up == null) {
+            if (lo != null && isHintTarget(probes, lo)) {
+                // The engine said lo is all it holds (it sized itself): the step above checks that at once.
+                OptionalLong above = bracket.offer(settings.alignDown(lo) + settings.align());
+                if (above.isPresent()) {
+                    return above;
+                }
+            }
             return bracket.offer(highest);
         }
         if (lo != null && converged(lo, up)) {
             return OptionalLong.empty();
+        }
+        OptionalLong below = belowAHang(probes, up, bracket);
+        if (below.isPresent()) {
+            return below;
         }
         OptionalLong hinted = hinted(probes, bracket);
         if (hinted.isPresent()) {
@@ -85,6 +97,20 @@ public final class FrontierStrategy implements Strategy {
         }
         long mid = settings.alignDown(lo + (up - lo) / 2);
         return bracket.offer(mid > lo ? mid : stepAbove);
+    }
+
+    /**
+     * One align step below the smallest failure when that failure is a hang at a capacity the server stated: the
+     * step just below answers whether the capacity itself is servable, where a bisection would spend launches on
+     * a range the hang says nothing about.
+     */
+    private OptionalLong belowAHang(List<Probe> probes, long up, Bracket bracket) {
+        boolean hang = probes.stream().anyMatch(p -> p.target() == up && p.hangAtCapacity());
+        if (!hang) {
+            return OptionalLong.empty();
+        }
+        long below = settings.alignDown(up - 1);
+        return bracket.offer(below);
     }
 
     private boolean converged(long lo, long up) {

@@ -6,6 +6,7 @@ import dev.ctxprobe.engine.Diagnosis;
 import dev.ctxprobe.engine.EngineProfile;
 import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.engine.Phase;
+import dev.ctxprobe.engine.ServedCapacity;
 import dev.ctxprobe.launch.Readiness;
 import dev.ctxprobe.launch.Termination;
 import java.time.Duration;
@@ -28,6 +29,8 @@ final class Judge {
      * @param lenient {@code load.verify: lenient}: a server-reported length other than the target is accepted
      * @param log the server's log lines (head and tail of a large log), empty for an endpoint ctxprobe did not start
      * @param serverEnded how the server ended while serving, or null when it was still running
+     * @param capacity what the server stated about its limits after readiness
+     * @param maxModelLen the length the server was configured for (target + pad)
      */
     record Observation(
             EngineProfile profile,
@@ -37,7 +40,23 @@ final class Judge {
             List<RequestRecord> warmup,
             List<RequestRecord> measured,
             List<String> log,
-            Termination serverEnded) {}
+            Termination serverEnded,
+            ServedCapacity capacity,
+            long maxModelLen) {
+
+        /** What a server that stated nothing showed. */
+        Observation(
+                EngineProfile profile,
+                long target,
+                boolean lenient,
+                Duration requestTimeout,
+                List<RequestRecord> warmup,
+                List<RequestRecord> measured,
+                List<String> log,
+                Termination serverEnded) {
+            this(profile, target, lenient, requestTimeout, warmup, measured, log, serverEnded, ServedCapacity.NONE, 0);
+        }
+    }
 
     /**
      * Why a server that was launched did not become ready. What a cluster says of its job comes first: an engine
@@ -53,15 +72,13 @@ final class Judge {
             List<String> evidence = new ArrayList<>();
             evidence.add(how.describe());
             evidence.addAll(tail(log, 8));
-            return new StepFailure(
-                    FailureClass.OOM_STARTUP,
-                    Phase.STARTUP,
-                    "the server was killed for exceeding its memory limit while it started; give it more memory"
-                            + " (launcher.mem) or lower the context",
-                    evidence,
-                    code,
-                    null,
-                    null);
+            return StepFailure.of(
+                            FailureClass.OOM_STARTUP,
+                            Phase.STARTUP,
+                            "the server was killed for exceeding its memory limit while it started; give it more"
+                                    + " memory (launcher.mem) or lower the context",
+                            evidence)
+                    .withExitCode(code);
         }
         if (how != null && endedByCluster(how)) {
             return clusterEnded(how, Phase.STARTUP, log).withExitCode(code);
@@ -69,7 +86,14 @@ final class Judge {
         Diagnosis d = profile.diagnoseStartup(code, log).orElseGet(() -> fallbackStartup(how, notReady, log));
         Phase phase = how == null ? Phase.READINESS : Phase.STARTUP;
         return new StepFailure(
-                d.failureClass(), phase, d.detail(), d.evidence(), code, d.maxContextHint(), d.kvCapacityTokens());
+                d.failureClass(),
+                phase,
+                d.detail(),
+                d.evidence(),
+                code,
+                d.maxContextHint(),
+                d.kvCapacityTokens(),
+                d.hintKind());
     }
 
     private static StepFailure queued(Readiness.Queued q) {
@@ -188,6 +212,23 @@ final class Judge {
         if (o.lenient()) {
             return null;
         }
+        if (r.promptTokens() != null
+                && r.promptTokens() < o.target()
+                && o.profile().truncationAdvice() != null) {
+            List<String> evidence = new ArrayList<>();
+            evidence.add("usage: prompt_tokens=" + r.promptTokens() + " target=" + o.target());
+            evidence.addAll(o.profile().truncationEvidence(o.log()));
+            return StepFailure.of(
+                    FailureClass.TRUNCATED,
+                    phase,
+                    String.format(
+                            Locale.ROOT,
+                            "the server counted %,d prompt tokens for %,d sent: %s",
+                            r.promptTokens(),
+                            o.target(),
+                            o.profile().truncationAdvice()),
+                    evidence);
+        }
         if (r.promptTokens() == null) {
             return StepFailure.of(
                     FailureClass.TOKEN_MISMATCH,
@@ -220,23 +261,27 @@ final class Judge {
         }
         return switch (r.outcome()) {
             case TIMEOUT ->
-                StepFailure.of(
-                        FailureClass.TIMEOUT,
-                        phase,
-                        "no complete answer within " + seconds(o.requestTimeout()) + " s (" + r.bytesReceived()
-                                + " bytes received); the server hangs or the prefill is slower than"
-                                + " timeouts.request_s",
-                        List.of(String.valueOf(r.errorText())));
+                o.capacity().near(o.target())
+                        ? hangAtCapacity(r, phase, o)
+                        : StepFailure.of(
+                                FailureClass.TIMEOUT,
+                                phase,
+                                "no complete answer within " + seconds(o.requestTimeout()) + " s (" + r.bytesReceived()
+                                        + " bytes received); the server hangs or the prefill is slower than"
+                                        + " timeouts.request_s",
+                                List.of(String.valueOf(r.errorText())));
             case HTTP_STATUS, ERROR_EVENT -> {
                 Diagnosis d = o.profile().diagnoseResponse(r.httpStatus(), r.errorText());
-                yield new StepFailure(
+                StepFailure f = new StepFailure(
                         d.failureClass(),
                         phase,
                         d.detail(),
                         d.evidence(),
                         null,
                         d.maxContextHint(),
-                        d.kvCapacityTokens());
+                        d.kvCapacityTokens(),
+                        d.hintKind());
+                yield d.failureClass() == FailureClass.REQUEST_REJECTED ? refused(f, o) : f;
             }
             default ->
                 StepFailure.of(
@@ -246,6 +291,51 @@ final class Judge {
                                 + r.outcome().name().toLowerCase(Locale.ROOT) + ": " + r.errorText() + ")",
                         List.of(String.valueOf(r.errorText())));
         };
+    }
+
+    /** A request that got nothing at the capacity the server stated: vLLM admits it and never schedules it. */
+    private static StepFailure hangAtCapacity(RequestRecord r, Phase phase, Observation o) {
+        return StepFailure.of(
+                FailureClass.TIMEOUT,
+                phase,
+                "no output at the stated capacity (a known vLLM scheduling hang): the prompt of "
+                        + String.format(Locale.ROOT, "%,d", o.target()) + " tokens lies within "
+                        + Math.round(ServedCapacity.NEAR * 100) + "% of what the server states ("
+                        + stated(o.capacity()) + ") and got nothing within " + seconds(o.requestTimeout())
+                        + " s; the search checks one step below",
+                List.of(String.valueOf(r.errorText())));
+    }
+
+    /**
+     * A refusal with what the server stated: why its limit is below the configured length (its slots, its training
+     * context, its fit to memory), and the stated limit as the hint where the refusal named no number (llama.cpp
+     * of early 2025).
+     */
+    private static StepFailure refused(StepFailure f, Observation o) {
+        StepFailure out = f;
+        Optional<String> why = o.profile().explainLimit(o.capacity(), o.maxModelLen());
+        if (why.isPresent()) {
+            out = out.withDetail("; " + why.get());
+        }
+        if (out.maxContextHint() == null) {
+            Optional<EngineProfile.Hint> stated = o.profile().capacityHint(o.capacity(), o.maxModelLen(), true);
+            if (stated.isPresent()) {
+                out = out.withHint(stated.get().tokens(), stated.get().kind());
+            }
+        }
+        return out;
+    }
+
+    /** The numbers a server stated, for a message: {@code 8,191 prompt tokens, KV 8,192 tokens}. */
+    static String stated(ServedCapacity c) {
+        List<String> parts = new ArrayList<>();
+        if (c.maxPromptTokens() != null) {
+            parts.add(String.format(Locale.ROOT, "%,d prompt tokens", c.maxPromptTokens()));
+        }
+        if (c.kvTokens() != null) {
+            parts.add(String.format(Locale.ROOT, "KV %,d tokens", c.kvTokens()));
+        }
+        return String.join(", ", parts) + (c.sources().isEmpty() ? "" : " from " + String.join(", ", c.sources()));
     }
 
     private static StepFailure crashed(RequestRecord r, Phase phase, Observation o) {

@@ -39,12 +39,23 @@ public record Plan(Experiment experiment, List<BackendPlan> backends) {
     public static Plan of(Experiment e) {
         List<BackendPlan> plans = new ArrayList<>();
         for (Backend b : e.backends()) {
+            EngineProfile profile = EngineProfiles.get(b.engine());
             List<Step> steps = new ArrayList<>();
             for (long target : knownTargets(e)) {
-                steps.add(new Step(target, ServerCommand.resolve(e, b, target, b.port() == null ? 0 : b.port())));
+                // The search's first launch of a self-sizing backend leaves the length to the engine.
+                boolean selfSized = selfSizes(e, b, profile)
+                        && target == settings(e, null).highestTarget()
+                        && !e.sweep().curve().contains(target);
+                steps.add(new Step(
+                        target,
+                        ServerCommand.resolve(
+                                e,
+                                b,
+                                target,
+                                b.port() == null ? 0 : b.port(),
+                                selfSized ? profile.autoLength() : null)));
             }
-            plans.add(new BackendPlan(
-                    b, EngineProfiles.get(b.engine()), steps, e.sweep().strategy() == Experiment.Strategy.FRONTIER));
+            plans.add(new BackendPlan(b, profile, steps, e.sweep().strategy() == Experiment.Strategy.FRONTIER));
         }
         return new Plan(e, plans);
     }
@@ -96,6 +107,22 @@ public record Plan(Experiment experiment, List<BackendPlan> backends) {
         return new FrontierStrategy(settings(experiment, b.profile())).summary(probes);
     }
 
+    /**
+     * True when the backend's search starts with a launch that fits its own length ({@code auto_first}, an engine
+     * that can, a frontier with a server per target).
+     */
+    static boolean selfSizes(Experiment e, Backend b, EngineProfile profile) {
+        return b.autoFirst()
+                && profile.autoLength() != null
+                && e.sweep().strategy() == Experiment.Strategy.FRONTIER
+                && e.sweep().restart() == Experiment.Restart.PER_TARGET;
+    }
+
+    /** The bounds and alignment of one backend's frontier search. */
+    FrontierSettings frontierSettings(BackendPlan b) {
+        return settings(experiment, b.profile());
+    }
+
     private static FrontierSettings settings(Experiment e, EngineProfile profile) {
         Experiment.Frontier f = e.sweep().frontier();
         return new FrontierSettings(
@@ -110,7 +137,6 @@ public record Plan(Experiment experiment, List<BackendPlan> backends) {
 
     // How far below a prompt-length hint the largest accepted prompt lies, by the engine's own rule.
     static long promptAllowance(EngineProfile profile) {
-        long reference = 1L << 20;
-        return reference - profile.largestPrompt(reference);
+        return profile.promptAllowance();
     }
 }

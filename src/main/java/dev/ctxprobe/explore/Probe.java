@@ -10,8 +10,15 @@ import dev.ctxprobe.results.Outcome;
  * @param target the prompt length probed (tokens)
  * @param hintTokens a capacity named by the engine (refusal or capacity line), or null
  * @param hintKind what {@code hintTokens} limits; null when there is no hint
+ * @param hangAtCapacity a timeout at a capacity the server stated (vLLM's scheduling hang): it says little about
+ *     longer prompts, so the search checks the step below it first
  */
-public record Probe(long target, Outcome outcome, Long hintTokens, HintKind hintKind) {
+public record Probe(long target, Outcome outcome, Long hintTokens, HintKind hintKind, boolean hangAtCapacity) {
+
+    /** A probe that is no hang at capacity. */
+    public Probe(long target, Outcome outcome, Long hintTokens, HintKind hintKind) {
+        this(target, outcome, hintTokens, hintKind, false);
+    }
 
     /** A probe that passed ({@code failure} null) or failed with that class. */
     static Probe of(long target, dev.ctxprobe.engine.FailureClass failure, Long hintTokens, HintKind hintKind) {

@@ -1,6 +1,7 @@
 package dev.ctxprobe.explore;
 
 import dev.ctxprobe.engine.FailureClass;
+import dev.ctxprobe.engine.HintKind;
 import dev.ctxprobe.engine.Phase;
 import java.util.List;
 
@@ -9,6 +10,7 @@ import java.util.List;
  *
  * @param maxContextHint a capacity the failure named, or null
  * @param kvCapacityTokens a KV capacity the failure named, or null
+ * @param hintKind what {@code maxContextHint} limits when its rule knows better than the profile, else null
  */
 record StepFailure(
         FailureClass failureClass,
@@ -17,18 +19,30 @@ record StepFailure(
         List<String> evidence,
         Integer exitCode,
         Long maxContextHint,
-        Long kvCapacityTokens) {
+        Long kvCapacityTokens,
+        HintKind hintKind) {
 
     StepFailure {
         evidence = evidence.stream().limit(12).map(StepFailure::trim).toList();
     }
 
     static StepFailure of(FailureClass c, Phase phase, String detail, List<String> evidence) {
-        return new StepFailure(c, phase, detail, evidence, null, null, null);
+        return new StepFailure(c, phase, detail, evidence, null, null, null, null);
     }
 
     StepFailure withExitCode(Integer code) {
-        return new StepFailure(failureClass, phase, detail, evidence, code, maxContextHint, kvCapacityTokens);
+        return new StepFailure(failureClass, phase, detail, evidence, code, maxContextHint, kvCapacityTokens, hintKind);
+    }
+
+    /** This failure steering the search by {@code hint}, which limits {@code kind} (null: the profile's kind). */
+    StepFailure withHint(Long hint, HintKind kind) {
+        return new StepFailure(failureClass, phase, detail, evidence, exitCode, hint, kvCapacityTokens, kind);
+    }
+
+    /** This failure with more to say in its detail. */
+    StepFailure withDetail(String more) {
+        return new StepFailure(
+                failureClass, phase, detail + more, evidence, exitCode, maxContextHint, kvCapacityTokens, hintKind);
     }
 
     private static String trim(String line) {

@@ -5,11 +5,13 @@ import dev.ctxprobe.client.LoadResult;
 import dev.ctxprobe.client.LoadRunner;
 import dev.ctxprobe.client.ModelDiscovery;
 import dev.ctxprobe.client.RequestRecord;
+import dev.ctxprobe.client.ServerQueries;
 import dev.ctxprobe.client.TokenRange;
 import dev.ctxprobe.engine.Capacity;
 import dev.ctxprobe.engine.EngineProfile;
 import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.engine.Phase;
+import dev.ctxprobe.engine.ServedCapacity;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.ServerCommand;
@@ -36,6 +38,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.LongUnaryOperator;
 
 /**
  * The lifecycle of one step: preflight, launch, readiness, warm-up, measure, stop, verify gone; or, for a server
@@ -45,6 +48,8 @@ import java.util.function.Function;
 final class StepRunner {
     // A failed request may mean the server is dying: give it this long to exit before judging.
     private static final Duration CRASH_GRACE = Duration.ofSeconds(2);
+    // Each question to a ready server about its limits; one that does not answer in time states nothing.
+    private static final Duration STATED_TIMEOUT = Duration.ofSeconds(5);
 
     private final Experiment experiment;
     private final Function<Backend, Launcher> launchers;
@@ -88,6 +93,40 @@ final class StepRunner {
         return stop(measured, live);
     }
 
+    /**
+     * The search's first step where the engine sizes itself: a server launched with {@code {max_model_len}} =
+     * {@code auto}, measured at the target that the length it fitted allows ({@code targetFor} of the stated
+     * max_model_len; {@code highest} when it stated none). The step's max_model_len is the fitted one.
+     */
+    Scenario runSelfSized(Backend backend, EngineProfile profile, long highest, LongUnaryOperator targetFor)
+            throws StepInterrupted {
+        Launch launch = launch(backend, profile, highest, true);
+        if (launch.failed() != null) {
+            return launch.failed();
+        }
+        Live started = launch.live();
+        long target = started.command().selfSized()
+                ? highest
+                : targetFor.applyAsLong(started.command().maxModelLen());
+        Live live = new Live(
+                started.handle(),
+                started.endpoint(),
+                started.command().withTarget(target),
+                started.logRelative(),
+                started.facts());
+        Scenario measured;
+        try {
+            measured = measure(backend, profile, live, target);
+        } catch (InterruptedException e) {
+            throw new StepInterrupted(interrupted(backend, live, target, Phase.MEASURE), e);
+        } catch (RuntimeException e) {
+            return stop(
+                    clientError(backend, live.command(), target, live.logRelative(), live.facts(), Phase.MEASURE, e),
+                    live);
+        }
+        return stop(measured, live);
+    }
+
     /** A step that failed because ctxprobe itself did: never hidden behind another class. */
     Scenario clientError(
             Backend backend,
@@ -113,7 +152,22 @@ final class StepRunner {
 
     /** Starts a server for {@code target} and waits until it is ready. */
     Launch launch(Backend backend, EngineProfile profile, long target) throws StepInterrupted {
-        ServerCommand cmd = command(backend, target);
+        return launch(backend, profile, target, false);
+    }
+
+    /**
+     * Starts a server for {@code target}, or with {@code selfSized} one that fits its context to memory itself
+     * ({@code {max_model_len}} is the profile's {@link EngineProfile#autoLength}), and waits until it is ready.
+     */
+    Launch launch(Backend backend, EngineProfile profile, long target, boolean selfSized) throws StepInterrupted {
+        ServerCommand cmd = selfSized
+                ? ServerCommand.resolve(
+                        experiment,
+                        backend,
+                        target,
+                        backend.port() != null ? backend.port() : Ports.free(),
+                        profile.autoLength())
+                : command(backend, target);
         if (!profile.launchesServer()) {
             Endpoint endpoint = new Endpoint(Ports.connectHost(cmd.host()), cmd.port());
             return new Launch(new Live(null, endpoint, cmd, null, null), null);
@@ -189,10 +243,25 @@ final class StepRunner {
         Capacity capacity = profile.readCapacity(lines);
         if (ready instanceof Readiness.Ready r) {
             Scenario.Server facts = facts(handle, r, capacity);
-            return new Launch(new Live(handle, handle.endpoint(), cmd, logRelative, facts), null);
+            ServedCapacity stated = stated(profile, handle.endpoint(), lines, backend);
+            ServerCommand served = cmd;
+            if (!stated.isEmpty()) {
+                facts = facts.withCapacity(stated);
+                Optional<EngineProfile.Hint> hint = profile.capacityHint(stated, cmd.maxModelLen(), cmd.selfSized());
+                if (hint.isPresent()) {
+                    facts = facts.withHint(hint.get().tokens(), hint.get().kind());
+                }
+                if (cmd.selfSized() && stated.contextTokens() != null) {
+                    served = cmd.withMaxModelLen(stated.contextTokens());
+                }
+            }
+            return new Launch(new Live(handle, handle.endpoint(), served, logRelative, facts), null);
         }
         StepFailure f = Judge.startup(profile, ready, lines);
         Scenario.Server server = facts(handle, ready, capacity.merge(f.kvCapacityTokens(), f.maxContextHint()));
+        if (f.maxContextHint() != null) {
+            server = server.withHint(f.maxContextHint(), f.hintKind());
+        }
         Live live = new Live(handle, handle.endpoint(), cmd, logRelative, server);
         return new Launch(
                 null,
@@ -202,14 +271,37 @@ final class StepRunner {
                         live));
     }
 
+    // What a ready server states about its limits; asking never fails the step.
+    private static ServedCapacity stated(EngineProfile profile, Endpoint endpoint, List<String> log, Backend backend) {
+        try (ServerQueries queries = new ServerQueries(endpoint.baseUrl(), STATED_TIMEOUT, apiKey(backend))) {
+            return profile.statedCapacity(log, queries::get);
+        }
+    }
+
     /** Sends warm-up then measured requests to a live server and judges them. */
     Scenario measure(Backend backend, EngineProfile profile, Live live, long target) throws InterruptedException {
         ServerCommand cmd = live.command();
         String baseUrl = live.endpoint().baseUrl();
         Experiment.Load load = experiment.load();
+        ServedCapacity stated = live.facts() == null || live.facts().capacity() == null
+                ? ServedCapacity.NONE
+                : live.facts().capacity();
         TokenRange ids = backend.tokenIds() != null
                 ? new TokenRange(backend.tokenIds().from(), backend.tokenIds().to())
-                : profile.tokenRange();
+                : profile.tokenRange(stated);
+        List<String> warnings = new ArrayList<>();
+        if (stated.maxPromptTokens() != null && stated.maxPromptTokens() < target) {
+            warnings.add(String.format(
+                            Locale.ROOT,
+                            "before sending: the server states a limit of %,d prompt tokens (%s), below the target"
+                                    + " of %,d",
+                            stated.maxPromptTokens(),
+                            String.join(", ", stated.sources()),
+                            target)
+                    + profile.explainLimit(stated, cmd.maxModelLen())
+                            .map(why -> ": " + why)
+                            .orElse(""));
+        }
         String apiKey = apiKey(backend);
         LoadPlan plan = new LoadPlan(
                 baseUrl,
@@ -240,14 +332,16 @@ final class StepRunner {
                 result.warmup(),
                 result.measured(),
                 log,
-                ended));
+                ended,
+                stated,
+                cmd.maxModelLen()));
         StepMetrics metrics = (load.lenientVerify()
                         ? StepMetrics.from(result.measured(), RequestRecord::ok)
                         : StepMetrics.from(result.measured()))
                 .orElse(null);
         Scenario.Server server = live.facts();
         if (f.isPresent() && f.get().maxContextHint() != null && server != null) {
-            server = server.withHint(f.get().maxContextHint());
+            server = server.withHint(f.get().maxContextHint(), f.get().hintKind());
         }
         Scenario.Builder step = f.isPresent()
                 ? failed(backend, cmd, target, live.logRelative(), server, f.get())
@@ -255,6 +349,7 @@ final class StepRunner {
         return step.metrics(metrics)
                 .verification(verification(result.measured(), target))
                 .requests(requests)
+                .warnings(warnings)
                 .build();
     }
 
@@ -335,7 +430,7 @@ final class StepRunner {
 
     /** A finished step with what its server's stop showed. */
     static Scenario stopped(Scenario s, StopReport stop) {
-        Scenario.Server old = s.server() != null ? s.server() : Scenario.Server.ofHints(null, null);
+        Scenario.Server old = s.server() != null ? s.server() : Scenario.Server.ofHints(null, null, null);
         Scenario.Server server =
                 old.withStop(stop.ended(), stop.stoppedCleanly(), stop.leftoverPids(), stop.memoryAfterMib());
         return s.toBuilder().server(server).build();
@@ -384,7 +479,7 @@ final class StepRunner {
                 f.phase().id(), f.failureClass().id(), f.detail(), f.evidence(), logRelative, f.exitCode());
         Scenario.Server s = server;
         if (s == null && (f.maxContextHint() != null || f.kvCapacityTokens() != null)) {
-            s = Scenario.Server.ofHints(f.kvCapacityTokens(), f.maxContextHint());
+            s = Scenario.Server.ofHints(f.kvCapacityTokens(), f.maxContextHint(), f.hintKind());
         }
         return base(backend, cmd, target)
                 .outcome(Outcome.failed(f.failureClass()), f.sentence())
@@ -408,6 +503,8 @@ final class StepRunner {
                 List.of(),
                 capacity.kvCapacityTokens(),
                 capacity.maxContextHint(),
+                null,
+                null,
                 h.memoryBeforeMib(),
                 null);
     }

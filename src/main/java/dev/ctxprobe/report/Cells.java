@@ -11,6 +11,11 @@ final class Cells {
 
     private Cells() {}
 
+    /** A string of a results file that may be absent, as shown: absent is empty. */
+    static String text(String value) {
+        return value == null ? "" : value;
+    }
+
     /** A token count with thousands separators: {@code 917,504}; empty when unknown. */
     static String tokens(Long value) {
         return value == null ? "" : new DecimalFormat("#,##0", SYMBOLS).format(value);

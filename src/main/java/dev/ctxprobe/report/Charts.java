@@ -1,10 +1,12 @@
 package dev.ctxprobe.report;
 
+import dev.ctxprobe.results.Scenario;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
 import java.awt.Rectangle;
 import java.awt.Shape;
+import java.awt.geom.AffineTransform;
 import java.awt.geom.Ellipse2D;
 import java.awt.geom.Path2D;
 import java.io.IOException;
@@ -15,9 +17,14 @@ import java.text.DecimalFormatSymbols;
 import java.text.FieldPosition;
 import java.text.NumberFormat;
 import java.text.ParsePosition;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
 import java.util.OptionalDouble;
+import java.util.TreeMap;
 import java.util.function.ToDoubleFunction;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
@@ -39,8 +46,8 @@ import org.jfree.svg.SVGGraphics2D;
 import org.jfree.svg.ViewBox;
 
 /**
- * The report's charts: TTFT and prefill throughput against context length, one line per backend and
- * input, with each failed step drawn as an X at zero at its length. Rendered to SVG (inlined in HTML) or PNG.
+ * The report's charts: TTFT and the prefill rate (target / mean TTFT) against context length, one line per backend
+ * and input, with each failed step drawn as an X at zero at its length. Rendered to SVG (inlined in HTML) or PNG.
  */
 final class Charts {
     static {
@@ -63,21 +70,29 @@ final class Charts {
     };
     private static final String FONT = "SansSerif";
 
+    /** Half the size of a failure's X, in pixels. */
+    private static final double CROSS = 5;
+
+    /** Centre to centre of Xs side by side: their width and a gap. */
+    private static final double CROSS_SPACING = 2 * CROSS + 6;
+
     /** One chart of the report; {@code name} keys its SVG ids and PNG file name. */
     record Chart(String name, JFreeChart chart) {}
 
     private Charts() {}
 
-    /** The TTFT and throughput charts, or none when no input has a step yet. */
-    static List<Chart> of(List<ResultSet> sets, Labels labels) {
-        if (sets.stream().allMatch(s -> s.scenarios().stream().noneMatch(ScenarioRow::launched))) {
+    /** The TTFT and prefill-rate charts, or none when no input has a launched step yet. */
+    static List<Chart> of(List<ReportInput> inputs, Labels labels) {
+        if (inputs.stream()
+                .allMatch(s -> s.document().scenarios().stream()
+                        .noneMatch(r -> r.outcome().launched()))) {
             return List.of();
         }
-        OptionalDouble maxTtft = sets.stream()
-                .flatMap(s -> s.scenarios().stream())
-                .flatMap(r -> r.ttftMeanMs().stream())
+        OptionalDouble maxTtft = inputs.stream()
+                .flatMap(s -> s.document().scenarios().stream())
+                .map(StepFacts::passedTtftMs)
+                .filter(Objects::nonNull)
                 .mapToDouble(Double::doubleValue)
-                .filter(Double::isFinite)
                 .max();
         boolean seconds = maxTtft.orElse(0) >= SECONDS_FROM_MS;
         double ttftScale = seconds ? 1000 : 1;
@@ -86,41 +101,37 @@ final class Charts {
                 chart(
                         "Time to first token vs context length",
                         seconds ? "TTFT (s, mean)" : "TTFT (ms, mean)",
-                        sets,
+                        inputs,
                         labels,
-                        r -> r.ttftMeanMs().orElse(Double.NaN) / ttftScale));
-        Chart throughput = new Chart(
-                "throughput",
-                chart(
-                        "Prefill throughput vs context length",
-                        "input tokens/s",
-                        sets,
-                        labels,
-                        r -> r.metrics() == null || r.metrics().inputTokenThroughput() == null
-                                ? Double.NaN
-                                : r.metrics().inputTokenThroughput()));
-        return List.of(ttft, throughput);
+                        r -> {
+                            Double ms = StepFacts.passedTtftMs(r);
+                            return ms == null ? Double.NaN : ms / ttftScale;
+                        }));
+        Chart prefill = new Chart(
+                "prefill",
+                chart("Prefill rate vs context length", "tokens/s (target / mean TTFT)", inputs, labels, r -> {
+                    Double ms = StepFacts.passedTtftMs(r);
+                    Double rate = ms == null ? null : StepFacts.rate(r.targetLen(), ms);
+                    return rate == null ? Double.NaN : rate;
+                }));
+        return List.of(ttft, prefill);
     }
 
     private static JFreeChart chart(
-            String title, String yLabel, List<ResultSet> sets, Labels labels, ToDoubleFunction<ScenarioRow> y) {
+            String title, String yLabel, List<ReportInput> inputs, Labels labels, ToDoubleFunction<Scenario> y) {
         XYSeriesCollection data = new XYSeriesCollection();
-        XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer();
-        long failingSeries = sets.stream()
-                .flatMap(set -> set.backends().stream().map(set::scenariosOf))
-                .filter(rows -> rows.stream().anyMatch(r -> r.launched() && !r.success()))
-                .count();
-        int failureSeriesDrawn = 0;
+        FailureRenderer renderer = new FailureRenderer();
+        List<Integer> failureSeries = new ArrayList<>();
         long minX = Long.MAX_VALUE;
         long maxX = Long.MIN_VALUE;
         int colour = 0;
-        for (ResultSet set : sets) {
-            for (String backend : set.backends()) {
-                String label = labels.of(set, backend);
+        for (ReportInput input : inputs) {
+            for (String backend : input.backends()) {
+                String label = labels.of(input, backend);
                 XYSeries passed = new XYSeries(label, true, true);
                 XYSeries failed = new XYSeries(label + ": failed", true, true);
-                for (ScenarioRow row : set.scenariosOf(backend)) {
-                    if (!row.launched()) {
+                for (Scenario row : input.steps(backend)) {
+                    if (!row.outcome().launched()) {
                         continue;
                     }
                     minX = Math.min(minX, row.targetLen());
@@ -143,17 +154,18 @@ final class Charts {
                 if (!failed.isEmpty()) {
                     int i = data.getSeriesCount();
                     data.addSeries(failed);
+                    failureSeries.add(i);
                     renderer.setSeriesPaint(i, c);
                     renderer.setSeriesLinesVisible(i, false);
-                    // Later series draw smaller crosses, so failures of several backends at one length all show.
-                    renderer.setSeriesShape(i, cross(5 + 2.5 * (failingSeries - 1 - failureSeriesDrawn++)));
-                    renderer.setLegendShape(i, cross(5));
+                    renderer.setSeriesShape(i, cross(CROSS));
+                    renderer.setLegendShape(i, cross(CROSS));
                     renderer.setSeriesOutlineStroke(i, new BasicStroke(2.5f));
                     renderer.setSeriesStroke(i, new BasicStroke(2.5f));
                     renderer.setSeriesShapesFilled(i, false);
                 }
             }
         }
+        renderer.sideBySide(data, failureSeries);
         renderer.setUseOutlinePaint(false);
         renderer.setDrawOutlines(true);
 
@@ -170,7 +182,6 @@ final class Charts {
         yAxis.setTickLabelFont(new Font(FONT, Font.PLAIN, 12));
 
         XYPlot plot = new XYPlot(data, x, yAxis, renderer);
-        // First series first, so the smaller crosses of later series land on top of the larger ones.
         plot.setSeriesRenderingOrder(SeriesRenderingOrder.FORWARD);
         plot.setBackgroundPaint(Color.WHITE);
         plot.setDomainGridlinePaint(new Color(0xdddddd));
@@ -181,12 +192,58 @@ final class Charts {
         JFreeChart chart = new JFreeChart(title, new Font(FONT, Font.BOLD, 17), plot, true);
         chart.setBackgroundPaint(Color.WHITE);
         chart.setAntiAlias(true);
-        chart.addSubtitle(new TextTitle("X at zero: a failed step at that length", new Font(FONT, Font.PLAIN, 12)));
+        chart.addSubtitle(new TextTitle(
+                "X at zero: a failed step at that length (side by side where several failed at one length)",
+                new Font(FONT, Font.PLAIN, 12)));
         LegendTitle legend = chart.getLegend();
         legend.setItemFont(new Font(FONT, Font.PLAIN, 12));
         legend.setPosition(RectangleEdge.BOTTOM);
         legend.setFrame(BlockBorder.NONE);
         return chart;
+    }
+
+    /**
+     * Draws each failed step's X; where several series failed at one length (both H200 backends at 1M in the
+     * seeds), their Xs stand side by side around it, a few pixels apart, instead of one over the other.
+     */
+    static final class FailureRenderer extends XYLineAndShapeRenderer {
+        private static final long serialVersionUID = 1L;
+
+        /** Horizontal shift in pixels by series, then by item. */
+        private final Map<Integer, Map<Integer, Double>> shifts = new HashMap<>();
+
+        void sideBySide(XYSeriesCollection data, List<Integer> failureSeries) {
+            Map<Double, List<Integer>> seriesAt = new TreeMap<>();
+            for (int series : failureSeries) {
+                XYSeries s = data.getSeries(series);
+                for (int item = 0; item < s.getItemCount(); item++) {
+                    seriesAt.computeIfAbsent(s.getX(item).doubleValue(), k -> new ArrayList<>())
+                            .add(series);
+                }
+            }
+            for (int series : failureSeries) {
+                XYSeries s = data.getSeries(series);
+                for (int item = 0; item < s.getItemCount(); item++) {
+                    List<Integer> here = seriesAt.get(s.getX(item).doubleValue());
+                    if (here.size() > 1) {
+                        double shift = (here.indexOf(series) - (here.size() - 1) / 2.0) * CROSS_SPACING;
+                        shifts.computeIfAbsent(series, k -> new HashMap<>()).put(item, shift);
+                    }
+                }
+            }
+        }
+
+        /** The pixel shift of one item's X, 0 where it failed alone at its length. */
+        double shift(int series, int item) {
+            return shifts.getOrDefault(series, Map.of()).getOrDefault(item, 0.0);
+        }
+
+        @Override
+        public Shape getItemShape(int series, int item) {
+            Shape shape = super.getItemShape(series, item);
+            double dx = shift(series, item);
+            return dx == 0 ? shape : AffineTransform.getTranslateInstance(dx, 0).createTransformedShape(shape);
+        }
     }
 
     /**

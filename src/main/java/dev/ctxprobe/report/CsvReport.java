@@ -1,5 +1,9 @@
 package dev.ctxprobe.report;
 
+import dev.ctxprobe.metrics.Stats;
+import dev.ctxprobe.metrics.StepMetrics;
+import dev.ctxprobe.results.Metadata;
+import dev.ctxprobe.results.Scenario;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
@@ -7,7 +11,8 @@ import java.util.stream.Collectors;
 
 /**
  * One CSV row per step of every input, flat columns, RFC 4180 quoting and CRLF line ends, so that {@code
- * pandas.read_csv(path)} loads it as is.
+ * pandas.read_csv(path)} loads it as is. The columns of the results file keep its keys' names; the first column is
+ * the step's backend's frontier line.
  */
 final class CsvReport implements ReportRenderer {
     private static final List<String> STATS = List.of("mean", "p50", "p90", "p95", "p99", "std", "min", "max", "count");
@@ -15,22 +20,30 @@ final class CsvReport implements ReportRenderer {
     /** One column: its header and how a step fills it; {@code text} marks cells that hold free text. */
     private record Column(String header, boolean text, Function<Step, String> value) {}
 
-    private record Step(ResultSet set, ScenarioRow row) {
+    private record Step(ReportInput input, Scenario row) {
         StepMetrics metrics() {
             return row.metrics();
+        }
+
+        Scenario.Server server() {
+            return row.server();
+        }
+
+        Metadata run() {
+            return input.metadata();
         }
     }
 
     private static final List<Column> COLUMNS = columns();
 
     @Override
-    public String render(List<ResultSet> sets) {
+    public String render(List<ReportInput> inputs) {
         StringBuilder out = new StringBuilder();
         out.append(COLUMNS.stream().map(Column::header).collect(Collectors.joining(",")))
                 .append("\r\n");
-        for (ResultSet set : sets) {
-            for (ScenarioRow row : set.scenarios()) {
-                Step step = new Step(set, row);
+        for (ReportInput input : inputs) {
+            for (Scenario row : input.document().scenarios()) {
+                Step step = new Step(input, row);
                 out.append(COLUMNS.stream()
                                 .map(c -> field(c.value().apply(step), c.text()))
                                 .collect(Collectors.joining(",")))
@@ -42,67 +55,55 @@ final class CsvReport implements ReportRenderer {
 
     private static List<Column> columns() {
         List<Column> c = new ArrayList<>();
-        c.add(text("source", s -> s.set().source()));
-        c.add(text("experiment", s -> s.set().run().experiment()));
-        c.add(text("run_id", s -> s.set().run().runId()));
-        c.add(text("hardware", s -> s.set().run().hardware()));
-        c.add(text("accelerator", s -> s.set().run().accelerator()));
-        c.add(text("model", s -> s.set().run().model()));
+        // The backend's answer first, on each of its rows: a CSV has no place above its header for it.
+        c.add(text(
+                "frontier",
+                s -> FrontierLine.answer(
+                        s.input().frontier(s.row().backend()),
+                        s.input().steps(s.row().backend()))));
+        c.add(text("source", s -> s.input().source()));
+        c.add(text("experiment", s -> s.run().experiment()));
+        c.add(text("run_id", s -> s.run().runId()));
+        c.add(text("hardware", s -> s.run().hardware()));
+        c.add(text("accelerator", s -> s.run().accelerator()));
+        c.add(text("model", s -> s.run().model()));
         c.add(text("backend", s -> s.row().backend()));
-        c.add(text("engine", s -> s.set().run().engineOf(s.row().backend())));
+        c.add(text("engine", s -> s.input().engineOf(s.row().backend())));
         c.add(number("target_len", s -> Long.toString(s.row().targetLen())));
-        c.add(number("max_model_len", s -> integer(s.row().maxModelLen())));
+        c.add(number("max_model_len", s -> Long.toString(s.row().maxModelLen())));
         c.add(number("success", s -> Boolean.toString(s.row().success())));
-        c.add(text("outcome", s -> s.row().outcome()));
-        c.add(text(
-                "failure_phase",
-                s -> s.row().failure() == null ? null : s.row().failure().phase()));
-        c.add(text(
-                "failure_class",
-                s -> s.row().failure() == null ? null : s.row().failure().failureClass()));
-        c.add(text(
-                "failure_detail",
-                s -> s.row().failure() == null ? null : s.row().failure().detail()));
+        c.add(text("outcome", s -> s.row().outcome().id()));
+        c.add(failure("failure_phase", Scenario.Failure::phase));
+        c.add(failure("failure_class", Scenario.Failure::failureClass));
+        c.add(failure("failure_detail", Scenario.Failure::detail));
         c.add(text("error", s -> s.row().error()));
-        c.add(number(
-                "success_count",
-                s -> s.metrics() == null ? null : integer(s.metrics().successCount())));
-        c.add(number(
-                "total_count",
-                s -> s.metrics() == null ? null : integer(s.metrics().totalCount())));
-        c.add(number(
-                "duration_s",
-                s -> s.metrics() == null ? null : Cells.plainNumber(s.metrics().durationS())));
-        c.add(number(
-                "request_throughput",
-                s -> s.metrics() == null ? null : Cells.plainNumber(s.metrics().requestThroughput())));
-        c.add(number(
-                "input_token_throughput",
-                s -> s.metrics() == null ? null : Cells.plainNumber(s.metrics().inputTokenThroughput())));
-        c.add(number(
-                "output_token_throughput",
-                s -> s.metrics() == null ? null : Cells.plainNumber(s.metrics().outputTokenThroughput())));
-        c.add(number(
-                "total_input_tokens",
-                s -> s.metrics() == null ? null : integer(s.metrics().totalInputTokens())));
-        c.add(number(
-                "total_output_tokens",
-                s -> s.metrics() == null ? null : integer(s.metrics().totalOutputTokens())));
+        c.add(metric("success_count", m -> Integer.toString(m.successCount())));
+        c.add(metric("total_count", m -> Integer.toString(m.totalCount())));
+        c.add(metric("duration_s", m -> Cells.plainNumber(m.durationS())));
+        c.add(metric("request_throughput", m -> Cells.plainNumber(m.requestThroughput())));
+        c.add(metric("input_token_throughput", m -> Cells.plainNumber(m.inputTokenThroughput())));
+        c.add(metric("output_token_throughput", m -> Cells.plainNumber(m.outputTokenThroughput())));
+        c.add(metric("total_input_tokens", m -> Long.toString(m.totalInputTokens())));
+        c.add(metric("total_output_tokens", m -> Long.toString(m.totalOutputTokens())));
+        // The prefill rate as target / mean TTFT; input_token_throughput above divides by the whole duration.
+        c.add(number("target_len_per_ttft_s", s -> Cells.plainNumber(StepFacts.prefillRate(s.row()))));
         addStats(c, "ttft_ms", StepMetrics::ttftMs);
         addStats(c, "e2e_ms", StepMetrics::e2eMs);
         addStats(c, "tpot_ms", StepMetrics::tpotMs);
         addStats(c, "itl_ms", StepMetrics::itlMs);
-        c.add(number(
-                "startup_s",
-                s -> s.row().server() == null
-                        ? null
-                        : Cells.plainNumber(s.row().server().startupS())));
-        c.add(number(
-                "kv_capacity_tokens",
-                s -> s.row().server() == null ? null : integer(s.row().server().kvCapacityTokens())));
-        c.add(number(
-                "max_context_hint",
-                s -> s.row().server() == null ? null : integer(s.row().server().maxContextHint())));
+        c.add(number("send_ms_mean", s -> Cells.plainNumber(StepFacts.sendMsMean(s.row()))));
+        c.add(server("server_id", true, Scenario.Server::id));
+        c.add(server("startup_s", false, v -> Cells.plainNumber(v.startupS())));
+        c.add(text("server_ended", s -> StepFacts.ended(s.row())));
+        c.add(server("server_exit_code", false, v -> integer(v.exitCode())));
+        c.add(server(
+                "stopped_cleanly",
+                false,
+                v -> v.stoppedCleanly() == null ? null : v.stoppedCleanly().toString()));
+        c.add(server("kv_capacity_tokens", false, v -> integer(v.kvCapacityTokens())));
+        c.add(server("max_context_hint", false, v -> integer(v.maxContextHint())));
+        c.add(server("memory_before_mib", true, v -> devices(v.memoryBeforeMib())));
+        c.add(server("memory_after_mib", true, v -> devices(v.memoryAfterMib())));
         c.add(number(
                 "prompt_tokens",
                 s -> s.row().verification() == null
@@ -115,11 +116,8 @@ final class CsvReport implements ReportRenderer {
 
     private static void addStats(List<Column> columns, String prefix, Function<StepMetrics, Stats> pick) {
         for (String stat : STATS) {
-            columns.add(number(prefix + "_" + stat, s -> {
-                Stats stats = s.metrics() == null ? null : pick.apply(s.metrics());
-                if (stats == null) {
-                    return null;
-                }
+            columns.add(metric(prefix + "_" + stat, m -> {
+                Stats stats = pick.apply(m);
                 return switch (stat) {
                     case "mean" -> Cells.plainNumber(stats.mean());
                     case "p50" -> Cells.plainNumber(stats.p50());
@@ -135,6 +133,28 @@ final class CsvReport implements ReportRenderer {
         }
     }
 
+    /** A column of the step's metrics: empty where the step has none. */
+    private static Column metric(String header, Function<StepMetrics, String> value) {
+        return number(header, s -> s.metrics() == null ? null : value.apply(s.metrics()));
+    }
+
+    /** A column of the step's failure: empty where it did not fail. */
+    private static Column failure(String header, Function<Scenario.Failure, String> value) {
+        return text(
+                header,
+                s -> s.row().failure() == null ? null : value.apply(s.row().failure()));
+    }
+
+    /** A column of what is known of the step's server: empty where nothing is. */
+    private static Column server(String header, boolean text, Function<Scenario.Server, String> value) {
+        return new Column(header, text, s -> s.server() == null ? null : value.apply(s.server()));
+    }
+
+    /** Per-device values joined by {@code ;}, which needs no quoting. */
+    private static String devices(List<Long> mib) {
+        return mib == null ? null : mib.stream().map(String::valueOf).collect(Collectors.joining(";"));
+    }
+
     private static Column text(String header, Function<Step, String> value) {
         return new Column(header, true, value);
     }
@@ -143,7 +163,7 @@ final class CsvReport implements ReportRenderer {
         return new Column(header, false, value);
     }
 
-    private static String integer(Long value) {
+    private static String integer(Number value) {
         return value == null ? null : value.toString();
     }
 

@@ -1,5 +1,10 @@
 package dev.ctxprobe.report;
 
+import dev.ctxprobe.metrics.StepMetrics;
+import dev.ctxprobe.results.Frontier;
+import dev.ctxprobe.results.Metadata;
+import dev.ctxprobe.results.Scenario;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
 
@@ -9,6 +14,8 @@ import java.util.stream.Collectors;
  * line of defence behind escaping every string taken from results files.
  */
 final class HtmlReport implements ReportRenderer {
+    /** The columns of the step table, which a step's details row spans. */
+    private static final int STEP_COLUMNS = 10;
 
     private static final String STYLE = """
             :root { color-scheme: light; }
@@ -22,7 +29,8 @@ final class HtmlReport implements ReportRenderer {
             th, td { border: 1px solid #d8dee4; padding: 4px 8px; text-align: left; vertical-align: top; }
             th { background: #f3f5f7; font-weight: 600; white-space: nowrap; }
             td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-            tr:nth-child(even) td { background: #fafbfc; }
+            table.frontier tr:nth-child(even) td, table.steps > tbody:nth-of-type(even) > tr > td { background: #fafbfc; }
+            tr.more td { border-top: hidden; padding-top: 0; font-size: 13px; }
             .scroll { overflow-x: auto; }
             .badge { display: inline-block; padding: 0 7px; border-radius: 9px; font-size: 12px; font-weight: 600;
                      white-space: nowrap; }
@@ -39,16 +47,21 @@ final class HtmlReport implements ReportRenderer {
                   white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; max-width: 720px; }
             figure { margin: 8px 0 20px; }
             figure svg { width: 100%; height: auto; max-width: 960px; display: block; }
-            .cause { max-width: 480px; overflow-wrap: anywhere; }
+            .cause { min-width: 16em; max-width: 40em; overflow-wrap: normal; word-break: normal; hyphens: none; }
+            td.label { white-space: nowrap; }
+            td.notes { min-width: 12em; }
+            .unit { font-weight: 400; color: #57606a; font-size: 12px; }
+            pre.lines { max-width: none; font-size: 13px; white-space: pre; overflow-x: auto; overflow-wrap: normal; }
+            table.requests { font-size: 12px; margin: 6px 0; }
             footer { color: #57606a; font-size: 12px; margin-top: 32px; }
             """;
 
     @Override
-    public String render(List<ResultSet> sets) {
-        Labels labels = Labels.of(sets);
+    public String render(List<ReportInput> inputs) {
+        Labels labels = Labels.of(inputs);
         StringBuilder out = new StringBuilder(64 * 1024);
-        String experiments = sets.stream()
-                .map(s -> s.run().experiment())
+        String experiments = inputs.stream()
+                .map(s -> Cells.text(s.metadata().experiment()))
                 .filter(e -> !e.isEmpty())
                 .distinct()
                 .collect(Collectors.joining(", "));
@@ -63,73 +76,70 @@ final class HtmlReport implements ReportRenderer {
                 .append("</style>\n</head>\n<body>\n<header>\n<h1>ctxprobe report</h1>\n<p class=\"sub\">")
                 .append(Html.escape(experiments.isEmpty() ? "results" : experiments))
                 .append(" &middot; ")
-                .append(sets.size())
-                .append(sets.size() == 1 ? " results file" : " results files")
+                .append(inputs.size())
+                .append(inputs.size() == 1 ? " results file" : " results files")
                 .append("</p>\n</header>\n");
-        frontier(out, sets, labels);
-        charts(out, sets, labels);
+        frontier(out, inputs, labels);
+        charts(out, inputs, labels);
         out.append("<section>\n<h2>Steps</h2>\n");
-        for (ResultSet set : sets) {
-            steps(out, set, labels);
+        for (ReportInput input : inputs) {
+            steps(out, input, labels);
         }
         out.append("</section>\n<footer>Written by ctxprobe. This page is self-contained: ")
                 .append("no scripts, no fonts or styles from the network.</footer>\n</body>\n</html>\n");
         return out.toString();
     }
 
-    private static void frontier(StringBuilder out, List<ResultSet> sets, Labels labels) {
+    private static void frontier(StringBuilder out, List<ReportInput> inputs, Labels labels) {
         out.append("<section>\n<h2>Frontier</h2>\n");
-        List<FrontierView> views = FrontierView.of(sets, labels);
-        if (views.isEmpty()) {
+        List<Answer> answers = Answer.of(inputs, labels);
+        if (answers.isEmpty()) {
             out.append("<p>No steps yet.</p>\n</section>\n");
             return;
         }
+        out.append("<pre class=\"lines\">");
+        Answer.lines(answers).forEach(line -> out.append(Html.escape(line)).append('\n'));
+        out.append("</pre>\n");
         out.append("<div class=\"scroll\"><table class=\"frontier\">\n<thead><tr>")
                 .append("<th>backend</th><th>largest passing</th><th>smallest failing</th><th>cause</th>")
-                .append("<th>launches</th><th>TTFT at max</th><th>notes</th></tr></thead>\n<tbody>\n");
-        for (FrontierView v : views) {
-            FrontierSummary f = v.frontier();
-            StringBuilder notes = new StringBuilder();
+                .append("<th>launches</th><th>TTFT at max</th>")
+                .append("<th>prefill tok/s at max<br><span class=\"unit\">target / TTFT</span></th>")
+                .append("<th>notes</th></tr></thead>\n<tbody>\n");
+        for (Answer a : answers) {
+            Frontier f = a.frontier();
+            List<String> notes = new ArrayList<>();
             if (f.bracketRatio() != null) {
-                notes.append("bracket ").append(Cells.percent(f.bracketRatio()));
+                notes.add("bracket " + Cells.percent(f.bracketRatio()));
             }
             if (f.predictedMax() != null) {
-                notes.append(notes.isEmpty() ? "" : "; ")
-                        .append("predicted max ")
-                        .append(Cells.tokens(f.predictedMax()));
+                notes.add("predicted max " + Cells.tokens(f.predictedMax()));
             }
             if (!f.nonMonotonic().isEmpty()) {
-                notes.append(notes.isEmpty() ? "" : "; ")
-                        .append("non-monotonic: fails at ")
-                        .append(v.nonMonotonicText());
+                notes.add("non-monotonic: fails at " + a.nonMonotonicText());
             }
-            if (f.mode() != null && !f.mode().isEmpty()) {
-                notes.append(notes.isEmpty() ? "" : "; ").append("mode ").append(f.mode());
+            if (!a.search().isEmpty()) {
+                notes.add(a.search());
             }
-            if (f.derived()) {
-                notes.append(notes.isEmpty() ? "" : "; ").append("derived from the steps");
+            if (!a.stoppedBecause().isEmpty()) {
+                notes.add("stopped because " + a.stoppedBecause());
             }
-            out.append("<tr><td>")
-                    .append(Html.escape(v.label()))
-                    .append("</td><td class=\"num answer\">")
-                    .append(f.maxOkTarget() == null ? "none" : Cells.tokens(f.maxOkTarget()))
-                    .append("</td><td class=\"num\">")
-                    .append(Cells.tokens(f.minFailedTarget()))
-                    .append("</td><td class=\"cause\">")
-                    .append(Html.escape(v.failureCause()))
-                    .append("</td><td class=\"num\">")
-                    .append(f.launches())
-                    .append("</td><td class=\"num\">")
-                    .append(Html.escape(v.ttftText().replaceFirst("^TTFT ", "")))
-                    .append("</td><td>")
-                    .append(Html.escape(notes.toString()))
-                    .append("</td></tr>\n");
+            Double ttft = a.ttftAtMaxMs();
+            out.append("<tr>");
+            td(out, "label", Html.escape(a.label()));
+            td(out, "num answer", f.maxOkTarget() == null ? "none" : Cells.tokens(f.maxOkTarget()));
+            td(out, "num", Cells.tokens(f.minFailedTarget()));
+            td(out, "cause", cause(a.cause()));
+            td(out, "num", Integer.toString(f.launches()));
+            td(out, "num", ttft == null ? "" : Cells.duration(ttft));
+            td(out, "num", Cells.whole(a.prefillAtMax()));
+            td(out, "notes", Html.escape(String.join("; ", notes)));
+            out.append("</tr>\n");
         }
         out.append("</tbody></table></div>\n</section>\n");
     }
 
-    private static void charts(StringBuilder out, List<ResultSet> sets, Labels labels) {
-        List<Charts.Chart> charts = Charts.of(sets, labels);
+    private static void charts(StringBuilder out, List<ReportInput> inputs, Labels labels) {
+        List<Charts.Chart> charts = Charts.of(inputs, labels);
         if (charts.isEmpty()) {
             return;
         }
@@ -140,82 +150,87 @@ final class HtmlReport implements ReportRenderer {
         out.append("</section>\n");
     }
 
-    private static void steps(StringBuilder out, ResultSet set, Labels labels) {
-        RunInfo run = set.run();
+    private static void steps(StringBuilder out, ReportInput input, Labels labels) {
+        Metadata run = input.metadata();
+        String experiment = Cells.text(run.experiment());
         out.append("<h3>")
-                .append(Html.escape(labels.of(set)))
-                .append(run.experiment().isEmpty() ? "" : ": " + Html.escape(run.experiment()))
+                .append(Html.escape(labels.of(input)))
+                .append(experiment.isEmpty() ? "" : ": " + Html.escape(experiment))
                 .append("</h3>\n<dl class=\"meta\">\n");
-        meta(out, "file", set.source());
+        meta(out, "file", input.source());
         meta(out, "run", run.runId());
         meta(out, "started", run.timestamp());
         meta(out, "model", run.model());
         meta(out, "hardware", run.hardware());
         meta(out, "accelerator", run.accelerator());
         meta(out, "engine", run.engine());
+        meta(out, "host", run.host());
         meta(out, "description", run.description());
-        if (run.inProgress()) {
-            meta(out, "status", "in progress: " + set.scenarios().size() + " steps so far");
-        } else if (!run.finishedAt().isEmpty()) {
+        if (input.inProgress()) {
+            meta(out, "status", "in progress: " + input.document().scenarios().size() + " steps so far");
+        } else {
             meta(out, "finished", run.finishedAt());
         }
         out.append("</dl>\n");
-        if (set.scenarios().isEmpty()) {
+        if (input.document().scenarios().isEmpty()) {
             out.append("<p>No steps yet.</p>\n");
             return;
         }
         out.append("<div class=\"scroll\"><table class=\"steps\">\n<thead><tr>")
                 .append("<th>backend</th><th>target</th><th>max_model_len</th><th>outcome</th>")
-                .append("<th>TTFT ms</th><th>e2e ms</th><th>input tok/s</th><th>startup s</th>")
-                .append("<th>error / cause</th></tr></thead>\n<tbody>\n");
-        for (ScenarioRow row : set.scenarios()) {
+                .append("<th>TTFT ms</th><th>e2e ms</th>")
+                .append("<th>prefill tok/s<br><span class=\"unit\">target / TTFT</span></th>")
+                .append("<th>input tok/s<br><span class=\"unit\">input tokens / duration</span></th>")
+                .append("<th>startup s</th><th>error / cause</th></tr></thead>\n");
+        for (Scenario row : input.document().scenarios()) {
             StepMetrics m = row.metrics();
-            String badge = row.success() ? "ok" : row.launched() ? "fail" : "skip";
-            out.append("<tr><td>")
-                    .append(Html.escape(row.backend()))
-                    .append("</td><td class=\"num\">")
-                    .append(Cells.tokens(row.targetLen()))
-                    .append("</td><td class=\"num\">")
-                    .append(Cells.tokens(row.maxModelLen()))
-                    .append("</td><td><span class=\"badge ")
-                    .append(badge)
-                    .append("\">")
-                    .append(Html.escape(row.outcome()))
-                    .append("</span></td><td class=\"num\">")
-                    .append(
-                            m == null || m.ttftMs() == null
-                                    ? ""
-                                    : Cells.oneDecimal(m.ttftMs().mean()))
-                    .append("</td><td class=\"num\">")
-                    .append(
-                            m == null || m.e2eMs() == null
-                                    ? ""
-                                    : Cells.oneDecimal(m.e2eMs().mean()))
-                    .append("</td><td class=\"num\">")
-                    .append(m == null ? "" : Cells.whole(m.inputTokenThroughput()))
-                    .append("</td><td class=\"num\">")
-                    .append(
-                            row.server() == null
-                                    ? ""
-                                    : Cells.oneDecimal(row.server().startupS()))
-                    .append("</td><td class=\"cause\">")
-                    .append(Html.escape(StepCells.causeText(row)));
+            String badge = row.success() ? "ok" : row.outcome().launched() ? "fail" : "skip";
+            // One body per step: the step's row and, below it across the whole table, its details.
+            out.append("<tbody><tr>");
+            td(out, null, Html.escape(row.backend()));
+            td(out, "num", Cells.tokens(row.targetLen()));
+            td(out, "num", Cells.tokens(row.maxModelLen()));
+            td(
+                    out,
+                    null,
+                    "<span class=\"badge " + badge + "\">"
+                            + Html.escape(row.outcome().id()) + "</span>");
+            td(out, "num", m == null ? "" : Cells.oneDecimal(m.ttftMs().mean()));
+            td(out, "num", m == null ? "" : Cells.oneDecimal(m.e2eMs().mean()));
+            td(out, "num", Cells.whole(StepFacts.prefillRate(row)));
+            td(out, "num", m == null ? "" : Cells.whole(m.inputTokenThroughput()));
+            td(
+                    out,
+                    "num",
+                    row.server() == null ? "" : Cells.oneDecimal(row.server().startupS()));
+            td(out, "cause", cause(StepFacts.causeText(row)));
+            out.append("</tr>\n");
             details(out, row);
-            out.append("</td></tr>\n");
+            out.append("</tbody>\n");
         }
-        out.append("</tbody></table></div>\n");
+        out.append("</table></div>\n");
     }
 
-    /** The step's evidence, failure facts, server facts and command, folded away under the cause. */
-    private static void details(StringBuilder out, ScenarioRow row) {
-        StepFailure f = row.failure();
-        ServerInfo s = row.server();
-        Verification v = row.verification();
-        boolean hasAny = f != null || s != null || v != null || row.serverArgs() != null || row.log() != null;
+    /**
+     * The step's evidence, failure facts, server facts, requests and command, folded away in a row across the whole
+     * table below the step: in the cause's cell they would widen the table when opened.
+     */
+    private static void details(StringBuilder out, Scenario row) {
+        Scenario.Failure f = row.failure();
+        Scenario.Server s = row.server();
+        Scenario.Verification v = row.verification();
+        boolean hasAny = f != null
+                || s != null
+                || v != null
+                || !row.requests().isEmpty()
+                || (row.serverArgs() != null && !row.serverArgs().isEmpty())
+                || row.log() != null;
         if (!hasAny) {
             return;
         }
-        out.append("<details><summary>")
+        out.append("<tr class=\"more\"><td colspan=\"")
+                .append(STEP_COLUMNS)
+                .append("\"><details><summary>")
                 .append(f != null && !f.evidence().isEmpty() ? "evidence and details" : "details")
                 .append("</summary>\n<dl class=\"meta\">\n");
         if (f != null) {
@@ -229,12 +244,17 @@ final class HtmlReport implements ReportRenderer {
             meta(out, "log", row.log());
         }
         if (s != null) {
+            meta(out, "server", s.id());
             meta(out, "ready via", s.readyVia());
             meta(out, "pid", s.pid() == null ? null : s.pid().toString());
-            meta(
-                    out,
-                    "server exit code",
-                    s.exitCode() == null ? null : s.exitCode().toString());
+            if (s.ended() != null) {
+                meta(out, "ended", StepFacts.ended(row));
+            } else {
+                meta(
+                        out,
+                        "server exit code",
+                        s.exitCode() == null ? null : s.exitCode().toString());
+            }
             meta(
                     out,
                     "stopped cleanly",
@@ -247,6 +267,8 @@ final class HtmlReport implements ReportRenderer {
             }
             meta(out, "KV capacity", s.kvCapacityTokens() == null ? null : Cells.tokens(s.kvCapacityTokens()));
             meta(out, "max context hint", s.maxContextHint() == null ? null : Cells.tokens(s.maxContextHint()));
+            meta(out, "accelerator memory before", StepFacts.memory(s.memoryBeforeMib()));
+            meta(out, "accelerator memory after", StepFacts.memory(s.memoryAfterMib()));
         }
         if (v != null) {
             meta(
@@ -254,7 +276,8 @@ final class HtmlReport implements ReportRenderer {
                     "prompt tokens",
                     v.promptTokens() == null
                             ? null
-                            : Cells.tokens(v.promptTokens()) + (Boolean.TRUE.equals(v.exact()) ? " (exact)" : ""));
+                            : Cells.tokens(v.promptTokens())
+                                    + (v.exact() ? " (exact)" : " (target " + Cells.tokens(v.targetLen()) + ")"));
         }
         out.append("</dl>\n");
         if (f != null && !f.evidence().isEmpty()) {
@@ -262,12 +285,52 @@ final class HtmlReport implements ReportRenderer {
             f.evidence().forEach(line -> out.append(Html.escape(line)).append('\n'));
             out.append("</pre>\n");
         }
-        if (row.serverArgs() != null) {
+        requests(out, row.requests());
+        if (row.serverArgs() != null && !row.serverArgs().isEmpty()) {
             out.append("<pre class=\"command\">")
                     .append(Html.escape(row.serverArgs()))
                     .append("</pre>\n");
         }
-        out.append("</details>");
+        out.append("</details></td></tr>\n");
+    }
+
+    /** Each request as the client timed it, warm-ups included; the upload time is apart from TTFT. */
+    private static void requests(StringBuilder out, List<Scenario.Request> requests) {
+        if (requests.isEmpty()) {
+            return;
+        }
+        out.append("<table class=\"requests\">\n<thead><tr><th>#</th><th>kind</th><th>result</th><th>HTTP</th>")
+                .append("<th>send ms</th><th>TTFT ms</th><th>e2e ms</th><th>prompt tokens</th>")
+                .append("<th>output tokens</th></tr></thead>\n<tbody>\n");
+        for (Scenario.Request r : requests) {
+            out.append("<tr>");
+            td(out, "num", Integer.toString(r.index()));
+            td(out, null, r.warmup() ? "warm-up" : "measured");
+            td(out, null, Html.escape(r.result()));
+            td(out, "num", r.status() == 0 ? "" : Integer.toString(r.status()));
+            td(out, "num", Cells.oneDecimal(r.sendMs()));
+            td(out, "num", Cells.oneDecimal(r.ttftMs()));
+            td(out, "num", Cells.oneDecimal(r.e2eMs()));
+            td(out, "num", Cells.tokens(r.promptTokens()));
+            td(out, "num", Cells.tokens(r.completionTokens()));
+            out.append("</tr>\n");
+        }
+        out.append("</tbody></table>\n");
+    }
+
+    /**
+     * A cause as HTML that wraps between words only, and after the slashes of a path: a seed's error names a log
+     * path of a hundred characters, which would otherwise hold the column that wide.
+     */
+    private static String cause(String text) {
+        return Html.escape(text).replace("/", "/<wbr>");
+    }
+
+    /** One cell of HTML already escaped, with its class ({@code num} right-aligns) or none. */
+    private static void td(StringBuilder out, String cssClass, String html) {
+        out.append(cssClass == null ? "<td>" : "<td class=\"" + cssClass + "\">")
+                .append(html)
+                .append("</td>");
     }
 
     private static void meta(StringBuilder out, String name, String value) {

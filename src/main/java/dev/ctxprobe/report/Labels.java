@@ -10,31 +10,29 @@ import java.util.Map;
  * input, {@code hardware / backend} when comparing, with the run id added where two inputs would share a name.
  */
 final class Labels {
-    private final Map<ResultSet, String> setNames = new IdentityHashMap<>();
+    private final Map<ReportInput, String> inputNames = new IdentityHashMap<>();
     private final boolean comparing;
 
-    private Labels(List<ResultSet> sets) {
-        this.comparing = sets.size() > 1;
+    private Labels(List<ReportInput> inputs) {
+        this.comparing = inputs.size() > 1;
         Map<String, Integer> uses = new HashMap<>();
-        sets.forEach(s -> uses.merge(baseName(s), 1, Integer::sum));
+        inputs.forEach(s -> uses.merge(baseName(s), 1, Integer::sum));
         Map<String, Integer> withRun = new HashMap<>();
-        sets.forEach(s -> withRun.merge(baseName(s) + " (" + s.run().runId() + ")", 1, Integer::sum));
-        for (int i = 0; i < sets.size(); i++) {
-            ResultSet set = sets.get(i);
-            String name = baseName(set);
+        inputs.forEach(s -> withRun.merge(baseName(s) + " (" + runId(s) + ")", 1, Integer::sum));
+        for (int i = 0; i < inputs.size(); i++) {
+            ReportInput input = inputs.get(i);
+            String name = baseName(input);
             if (uses.get(name) > 1) {
-                String runName = name + " (" + set.run().runId() + ")";
+                String runName = name + " (" + runId(input) + ")";
                 // The same run given twice still needs two names: charts key their series by name.
-                name = set.run().runId().isEmpty() || withRun.get(runName) > 1
-                        ? name + " (input " + (i + 1) + ")"
-                        : runName;
+                name = runId(input).isEmpty() || withRun.get(runName) > 1 ? name + " (input " + (i + 1) + ")" : runName;
             }
-            setNames.put(set, name);
+            inputNames.put(input, name);
         }
     }
 
-    static Labels of(List<ResultSet> sets) {
-        return new Labels(sets);
+    static Labels of(List<ReportInput> inputs) {
+        return new Labels(inputs);
     }
 
     /** True when several inputs are shown together. */
@@ -43,22 +41,25 @@ final class Labels {
     }
 
     /** The name of one input: its hardware, else its experiment, else its file. */
-    String of(ResultSet set) {
-        return setNames.get(set);
+    String of(ReportInput input) {
+        return inputNames.get(input);
     }
 
     /** The name of one backend of one input, as legends and frontier lines show it. */
-    String of(ResultSet set, String backend) {
-        return comparing ? of(set) + " / " + backend : backend;
+    String of(ReportInput input, String backend) {
+        return comparing ? of(input) + " / " + backend : backend;
     }
 
-    private static String baseName(ResultSet set) {
-        if (!set.run().hardware().isEmpty()) {
-            return set.run().hardware();
+    private static String runId(ReportInput input) {
+        return Cells.text(input.metadata().runId());
+    }
+
+    private static String baseName(ReportInput input) {
+        String hardware = Cells.text(input.metadata().hardware());
+        if (!hardware.isEmpty()) {
+            return hardware;
         }
-        if (!set.run().experiment().isEmpty()) {
-            return set.run().experiment();
-        }
-        return set.source();
+        String experiment = Cells.text(input.metadata().experiment());
+        return experiment.isEmpty() ? input.source() : experiment;
     }
 }

@@ -1,83 +1,57 @@
 package dev.ctxprobe.report;
 
-import java.util.ArrayList;
 import java.util.List;
 
-/** A GitHub Markdown report: the frontier table, then a section with a step table per input. */
+/** A GitHub Markdown report: the frontier lines and table, then a section with a step table per input. */
 final class MarkdownReport implements ReportRenderer {
 
     @Override
-    public String render(List<ResultSet> sets) {
-        Labels labels = Labels.of(sets);
+    public String render(List<ReportInput> inputs) {
+        Labels labels = Labels.of(inputs);
         StringBuilder out = new StringBuilder("# ctxprobe report\n\n## Frontier\n\n");
-        List<FrontierView> views = FrontierView.of(sets, labels);
-        if (views.isEmpty()) {
+        List<Answer> answers = Answer.of(inputs, labels);
+        if (answers.isEmpty()) {
             out.append("No steps yet.\n");
         } else {
-            List<String> headers = new ArrayList<>();
-            if (labels.comparing()) {
-                headers.add("hardware");
-            }
-            headers.addAll(List.of(
-                    "backend",
-                    "max passing",
-                    "smallest failing",
-                    "cause",
-                    "launches",
-                    "TTFT at max",
-                    "non-monotonic",
-                    "predicted max"));
-            List<List<String>> rows = new ArrayList<>();
-            for (FrontierView v : views) {
-                FrontierSummary f = v.frontier();
-                List<String> row = new ArrayList<>();
-                if (labels.comparing()) {
-                    row.add(labels.of(v.set()));
-                }
-                row.addAll(List.of(
-                        f.backend(),
-                        Cells.tokens(f.maxOkTarget()),
-                        Cells.tokens(f.minFailedTarget()),
-                        v.failureCause(),
-                        Integer.toString(f.launches()),
-                        v.ttftText().replaceFirst("^TTFT ", ""),
-                        v.nonMonotonicText(),
-                        Cells.tokens(f.predictedMax())));
-                rows.add(row);
-            }
-            out.append(table(headers, rows));
+            // Each line as a list item, not a code block: a results file's text can close a code fence.
+            Answer.lines(answers)
+                    .forEach(line -> out.append("- ").append(escape(line)).append('\n'));
+            out.append('\n');
+            out.append(table(
+                    FrontierTable.headers(labels),
+                    answers.stream().map(a -> FrontierTable.row(a, labels)).toList()));
         }
-        for (ResultSet set : sets) {
-            RunInfo run = set.run();
-            out.append("\n## ").append(escape(labels.of(set)));
-            if (!run.experiment().isEmpty()) {
-                out.append(": ").append(escape(run.experiment()));
+        for (ReportInput input : inputs) {
+            String experiment = Cells.text(input.metadata().experiment());
+            out.append("\n## ").append(escape(labels.of(input)));
+            if (!experiment.isEmpty()) {
+                out.append(": ").append(escape(experiment));
             }
             out.append("\n\n");
-            out.append("- file: ").append(escape(set.source())).append('\n');
-            appendItem(out, "run", run.runId());
-            appendItem(out, "model", run.model());
-            appendItem(out, "accelerator", run.accelerator());
-            appendItem(out, "engine", run.engine());
-            if (run.inProgress()) {
+            out.append("- file: ").append(escape(input.source())).append('\n');
+            appendItem(out, "run", input.metadata().runId());
+            appendItem(out, "model", input.metadata().model());
+            appendItem(out, "accelerator", input.metadata().accelerator());
+            appendItem(out, "engine", input.metadata().engine());
+            if (input.inProgress()) {
                 out.append("- status: in progress, ")
-                        .append(set.scenarios().size())
+                        .append(input.document().scenarios().size())
                         .append(" steps so far\n");
             }
             out.append('\n');
-            if (set.scenarios().isEmpty()) {
+            if (input.document().scenarios().isEmpty()) {
                 out.append("No steps yet.\n");
                 continue;
             }
             out.append(table(
-                    StepCells.HEADERS,
-                    set.scenarios().stream().map(StepCells::of).toList()));
+                    StepFacts.HEADERS,
+                    input.document().scenarios().stream().map(StepFacts::cells).toList()));
         }
         return out.toString();
     }
 
     private static void appendItem(StringBuilder out, String name, String value) {
-        if (!value.isEmpty()) {
+        if (value != null && !value.isEmpty()) {
             out.append("- ").append(name).append(": ").append(escape(value)).append('\n');
         }
     }

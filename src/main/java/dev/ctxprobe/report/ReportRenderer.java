@@ -4,5 +4,5 @@ import java.util.List;
 
 /** Turns read results into one report document; one implementation per {@link Format}. */
 interface ReportRenderer {
-    String render(List<ResultSet> sets);
+    String render(List<ReportInput> inputs);
 }

@@ -1,5 +1,6 @@
 package dev.ctxprobe.report;
 
+import dev.ctxprobe.results.ResultFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -17,30 +18,39 @@ public final class Reports {
     private Reports() {}
 
     /**
-     * Reads results files or run folders, in order.
+     * Reads results files, run folders or folders of run folders, in order, through the one results reader.
      *
-     * @throws ReportInputException naming the input and the problem (missing, unreadable, not JSON with
-     *     line and column, not a results file)
+     * @throws ResultFiles.ResultFileException naming each input or file and its problems (missing, not JSON with
+     *     line and column, a key of the wrong type or out of range)
      * @throws IllegalArgumentException when {@code inputs} is empty
      */
-    public static List<ResultSet> read(List<Path> inputs) {
-        return new ResultReader().read(inputs);
+    public static List<ReportInput> read(List<Path> inputs) throws ResultFiles.ResultFileException {
+        if (inputs.isEmpty()) {
+            throw new IllegalArgumentException("no results files or run folders given");
+        }
+        List<ReportInput> read = new ArrayList<>();
+        for (Path input : inputs) {
+            for (Path file : ResultFiles.find(input)) {
+                read.add(new ReportInput(file.toString(), ResultFiles.read(file)));
+            }
+        }
+        return read;
     }
 
     /** Reads the inputs and renders them as one document. */
-    public static String render(List<Path> inputs, Format format) {
-        return renderSets(read(inputs), format);
+    public static String renderFiles(List<Path> inputs, Format format) throws ResultFiles.ResultFileException {
+        return render(read(inputs), format);
     }
 
     /** Renders results already read. */
-    public static String renderSets(List<ResultSet> sets, Format format) {
-        return format.renderer().render(sets);
+    public static String render(List<ReportInput> inputs, Format format) {
+        return format.renderer().render(inputs);
     }
 
     /** Writes the charts of the results as PNG files into {@code dir} (created if needed) and returns them. */
-    public static List<Path> writePngs(List<ResultSet> sets, Path dir) throws IOException {
+    public static List<Path> writePngs(List<ReportInput> inputs, Path dir) throws IOException {
         List<Path> files = new ArrayList<>();
-        for (Charts.Chart chart : Charts.of(sets, Labels.of(sets))) {
+        for (Charts.Chart chart : Charts.of(inputs, Labels.of(inputs))) {
             files.add(Charts.png(chart, dir));
         }
         return files;
@@ -51,10 +61,9 @@ public final class Reports {
      * so a reader never sees half a page) and returns its path.
      */
     public static Path writeHtml(Path runFolder) throws IOException {
-        ResultSet read = new ResultReader().readFile(runFolder.resolve(ResultReader.RESULTS_FILE));
         // The page lies next to results.json: name it as the reader of the folder sees it.
-        ResultSet set = new ResultSet(ResultReader.RESULTS_FILE, read.run(), read.scenarios(), read.frontiers());
-        return writeAtomically(runFolder.resolve(HTML_FILE), renderSets(List.of(set), Format.HTML));
+        ReportInput input = new ReportInput(ResultFiles.NAME, ResultFiles.read(runFolder.resolve(ResultFiles.NAME)));
+        return writeAtomically(runFolder.resolve(HTML_FILE), render(List.of(input), Format.HTML));
     }
 
     /** Writes a document as UTF-8 through a temporary file in the same folder and a rename. */

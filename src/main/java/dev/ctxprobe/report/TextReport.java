@@ -3,56 +3,59 @@ package dev.ctxprobe.report;
 import java.util.ArrayList;
 import java.util.List;
 
-/** A plain-text report for a terminal: the frontier lines, then one aligned step table per input. */
+/**
+ * A plain-text report for a terminal: the frontier lines, the frontier table, then one aligned step table per
+ * input.
+ */
 final class TextReport implements ReportRenderer {
 
     @Override
-    public String render(List<ResultSet> sets) {
-        Labels labels = Labels.of(sets);
+    public String render(List<ReportInput> inputs) {
+        Labels labels = Labels.of(inputs);
         StringBuilder out = new StringBuilder();
-        List<FrontierView> views = FrontierView.of(sets, labels);
-        int width = views.stream()
-                .mapToInt(v -> Cells.oneLine(v.label()).length())
-                .max()
-                .orElse(0);
-        for (FrontierView view : views) {
-            out.append(pad(Cells.oneLine(view.label()), width, false))
-                    .append("   ")
-                    .append(view.line())
-                    .append('\n');
-        }
-        if (views.isEmpty()) {
+        List<Answer> answers = Answer.of(inputs, labels);
+        if (answers.isEmpty()) {
             out.append("no steps yet\n");
+        } else {
+            Answer.lines(answers).forEach(line -> out.append(line).append('\n'));
+            List<List<String>> rows = new ArrayList<>();
+            rows.add(FrontierTable.headers(labels));
+            answers.forEach(a -> rows.add(FrontierTable.row(a, labels)));
+            out.append('\n').append(table(rows, FrontierTable.numeric(labels)));
         }
-        for (ResultSet set : sets) {
-            out.append('\n').append(heading(set, labels)).append('\n');
-            if (set.scenarios().isEmpty()) {
+        for (ReportInput input : inputs) {
+            out.append('\n').append(heading(input, labels)).append('\n');
+            if (input.document().scenarios().isEmpty()) {
                 out.append("no steps yet\n");
                 continue;
             }
             List<List<String>> rows = new ArrayList<>();
-            rows.add(StepCells.HEADERS);
-            set.scenarios().forEach(s -> rows.add(StepCells.of(s)));
-            out.append(table(rows, StepCells.NUMERIC));
+            rows.add(StepFacts.HEADERS);
+            input.document().scenarios().forEach(s -> rows.add(StepFacts.cells(s)));
+            out.append(table(rows, StepFacts.NUMERIC));
         }
         return out.toString();
     }
 
-    private static String heading(ResultSet set, Labels labels) {
-        RunInfo run = set.run();
-        StringBuilder h = new StringBuilder("== ").append(Cells.oneLine(labels.of(set)));
-        if (!run.experiment().isEmpty()) {
-            h.append("  ").append(Cells.oneLine(run.experiment()));
+    private static String heading(ReportInput input, Labels labels) {
+        String experiment = Cells.text(input.metadata().experiment());
+        String runId = Cells.text(input.metadata().runId());
+        String model = Cells.text(input.metadata().model());
+        StringBuilder h = new StringBuilder("== ").append(Cells.oneLine(labels.of(input)));
+        if (!experiment.isEmpty()) {
+            h.append("  ").append(Cells.oneLine(experiment));
         }
-        if (!run.runId().isEmpty()) {
-            h.append("  run ").append(Cells.oneLine(run.runId()));
+        if (!runId.isEmpty()) {
+            h.append("  run ").append(Cells.oneLine(runId));
         }
-        if (run.inProgress()) {
-            h.append("  (in progress: ").append(set.scenarios().size()).append(" steps so far)");
+        if (input.inProgress()) {
+            h.append("  (in progress: ")
+                    .append(input.document().scenarios().size())
+                    .append(" steps so far)");
         }
-        h.append("\n   file ").append(Cells.oneLine(set.source()));
-        if (!run.model().isEmpty()) {
-            h.append("\n   model ").append(Cells.oneLine(run.model()));
+        h.append("\n   file ").append(Cells.oneLine(input.source()));
+        if (!model.isEmpty()) {
+            h.append("\n   model ").append(Cells.oneLine(model));
         }
         return h.toString();
     }

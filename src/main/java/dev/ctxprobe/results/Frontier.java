@@ -90,55 +90,25 @@ public record Frontier(
     }
 
     public Frontier withLaunches(int n) {
-        return new Frontier(
-                maxOkTarget,
-                minFailedTarget,
-                bracketRatio,
-                n,
-                predictedMax,
-                nonMonotonic,
-                mode,
-                strategy,
-                stoppedBecause);
+        return with(n, predictedMax, mode, strategy, stoppedBecause);
     }
 
     public Frontier withStoppedBecause(String reason) {
-        return new Frontier(
-                maxOkTarget,
-                minFailedTarget,
-                bracketRatio,
-                launches,
-                predictedMax,
-                nonMonotonic,
-                mode,
-                strategy,
-                reason);
+        return with(launches, predictedMax, mode, strategy, reason);
     }
 
     public Frontier withPredictedMax(Long predicted) {
-        return new Frontier(
-                maxOkTarget,
-                minFailedTarget,
-                bracketRatio,
-                launches,
-                predicted,
-                nonMonotonic,
-                mode,
-                strategy,
-                stoppedBecause);
+        return with(launches, predicted, mode, strategy, stoppedBecause);
     }
 
     /** The same answer, saying which strategy and restart mode produced it. */
     public Frontier producedBy(String strategyId, String modeId) {
+        return with(launches, predictedMax, modeId, strategyId, stoppedBecause);
+    }
+
+    // The bracket comes from the attempts; what is said about the search around it changes.
+    private Frontier with(int n, Long predicted, String modeId, String strategyId, String stopped) {
         return new Frontier(
-                maxOkTarget,
-                minFailedTarget,
-                bracketRatio,
-                launches,
-                predictedMax,
-                nonMonotonic,
-                modeId,
-                strategyId,
-                stoppedBecause);
+                maxOkTarget, minFailedTarget, bracketRatio, n, predicted, nonMonotonic, modeId, strategyId, stopped);
     }
 }

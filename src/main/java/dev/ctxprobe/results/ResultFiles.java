@@ -3,11 +3,12 @@ package dev.ctxprobe.results;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import tools.jackson.core.JacksonException;
+import java.util.List;
+import java.util.stream.Stream;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.PropertyNamingStrategies;
 import tools.jackson.databind.SerializationFeature;
@@ -15,7 +16,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Writes {@code results.json} atomically (temporary file in the same folder, flushed to disk, renamed) so a run
- * interrupted at any moment leaves a valid file, and reads it back for {@code --resume}.
+ * interrupted at any moment leaves a valid file, and reads it back, for {@code --resume} and for reports.
  */
 public final class ResultFiles {
     /** The results file's name inside a run folder. */
@@ -26,6 +27,12 @@ public final class ResultFiles {
             .enable(SerializationFeature.INDENT_OUTPUT)
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .build();
+
+    /** results/&lt;experiment&gt;/&lt;run_id&gt;/results.json lies three levels below the results folder. */
+    private static final int RUN_FOLDER_DEPTH = 3;
+
+    /** The problems of one file a message lists; the exception keeps them all. */
+    private static final int MAX_SHOWN = 20;
 
     private ResultFiles() {}
 
@@ -60,39 +67,74 @@ public final class ResultFiles {
         }
     }
 
-    /** Reads a results file written by ctxprobe; a truncated or hand-broken file gives a message naming the spot. */
+    /**
+     * Reads a results file, ctxprobe's or a seed's (the P800 seed's {@code max_context_len}, no outcome or
+     * failure keys, stats without count), checking it first: what resume and report read is never guessed.
+     *
+     * @throws ResultFileException listing every problem as {@code file: path: what is wrong}
+     */
     public static ResultDocument read(Path file) throws ResultFileException {
-        try {
-            ResultDocument doc = MAPPER.readValue(file.toFile(), ResultDocument.class);
-            if (doc == null || doc.metadata() == null || doc.scenarios() == null) {
-                throw new ResultFileException(
-                        file + " is not a ctxprobe results file: it lacks 'metadata' or 'scenarios'");
-            }
-            return doc;
-        } catch (JacksonException e) {
-            String at = e.getLocation() == null
-                    ? ""
-                    : " at line " + e.getLocation().getLineNr() + ", column "
-                            + e.getLocation().getColumnNr();
-            throw new ResultFileException(file + " cannot be read" + at + ": "
-                    + e.getOriginalMessage().lines().findFirst().orElse("")
-                    + " (the file is truncated or was edited by hand; restore it or start a new run)");
-        } catch (NullPointerException | IllegalArgumentException e) {
-            throw new ResultFileException(file + " is not a valid ctxprobe results file: " + e.getMessage());
-        } catch (RuntimeException e) {
-            if (e.getCause() instanceof NoSuchFileException) {
-                throw new ResultFileException(file + " does not exist");
-            }
-            throw e;
-        }
+        return ResultReader.read(file);
     }
 
-    /** A results file that cannot be used. */
-    public static final class ResultFileException extends Exception {
+    /**
+     * The results files an input stands for: the file itself, a run folder's {@code results.json}, or those of
+     * the run folders below a folder ({@code results/<experiment>/<run_id>/}), sorted.
+     *
+     * @throws ResultFileException when the input does not exist or holds no results file
+     */
+    public static List<Path> find(Path input) throws ResultFileException {
+        if (!Files.exists(input)) {
+            throw new ResultFileException(List.of(input + ": no such file or folder"));
+        }
+        if (!Files.isDirectory(input)) {
+            return List.of(input);
+        }
+        Path direct = input.resolve(NAME);
+        if (Files.isRegularFile(direct)) {
+            return List.of(direct);
+        }
+        List<Path> files;
+        try (Stream<Path> found = Files.walk(input, RUN_FOLDER_DEPTH)) {
+            files = found.filter(p -> p.getFileName().toString().equals(NAME))
+                    .filter(Files::isRegularFile)
+                    .sorted()
+                    .toList();
+        } catch (IOException | UncheckedIOException e) {
+            throw new ResultFileException(List.of(input + ": cannot list the folder: " + e.getMessage()));
+        }
+        if (files.isEmpty()) {
+            throw new ResultFileException(
+                    List.of(input + ": no " + NAME + " in this folder or in run folders below it"));
+        }
+        return files;
+    }
+
+    /**
+     * A results file that cannot be used; an {@link IOException}, as reading it is part of the I/O a caller does
+     * with files, and a report that cannot read its run's results is one it cannot write.
+     */
+    public static final class ResultFileException extends IOException {
         private static final long serialVersionUID = 1L;
 
-        public ResultFileException(String message) {
-            super(message);
+        private final List<String> problems;
+
+        /** @param problems one line each, {@code file: path: what is wrong} */
+        public ResultFileException(List<String> problems) {
+            super(message(problems));
+            this.problems = List.copyOf(problems);
+        }
+
+        /** Every problem found, one line each. */
+        public List<String> problems() {
+            return problems;
+        }
+
+        // A hand-edited file may be wrong everywhere: the first problems say enough to start fixing it.
+        private static String message(List<String> problems) {
+            int shown = Math.min(problems.size(), MAX_SHOWN);
+            String lines = String.join("\n", problems.subList(0, shown));
+            return problems.size() > shown ? lines + "\n(and " + (problems.size() - shown) + " more)" : lines;
         }
     }
 

@@ -3,6 +3,8 @@ package dev.ctxprobe.results;
 import com.fasterxml.jackson.annotation.JsonAlias;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.ctxprobe.engine.HintKind;
+import dev.ctxprobe.engine.ServedCapacity;
 import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.metrics.StepMetrics;
 import java.util.List;
@@ -19,6 +21,7 @@ import java.util.List;
  * @param outcome ok, skipped, or the failure class; a file without the key gets ok or an unclassified failure
  * @param log the step's server log, relative to the run folder
  * @param requests the individual requests, warm-ups included
+ * @param warnings what ctxprobe noticed before the step's answer, e.g. a stated capacity below the target
  */
 public record Scenario(
         String backend,
@@ -33,13 +36,15 @@ public record Scenario(
         Server server,
         Verification verification,
         String log,
-        List<Request> requests) {
+        List<Request> requests,
+        List<String> warnings) {
 
     public Scenario {
         if (outcome == null) {
             outcome = success ? Outcome.OK : Outcome.UNCLASSIFIED;
         }
         requests = requests == null ? List.of() : List.copyOf(requests);
+        warnings = warnings == null ? List.of() : List.copyOf(warnings);
     }
 
     /** A step of {@code backend} at {@code targetLen}, its server at {@code maxModelLen} run as {@code serverArgs}. */
@@ -55,7 +60,8 @@ public record Scenario(
                 .server(server)
                 .verification(verification)
                 .log(log)
-                .requests(requests);
+                .requests(requests)
+                .warnings(warnings);
     }
 
     /** This step as a frontier sees it. */
@@ -77,6 +83,7 @@ public record Scenario(
         private Verification verification;
         private String log;
         private List<Request> requests = List.of();
+        private List<String> warnings = List.of();
 
         private Builder(String backend, long targetLen, long maxModelLen, String serverArgs) {
             this.backend = backend;
@@ -128,6 +135,11 @@ public record Scenario(
             return this;
         }
 
+        public Builder warnings(List<String> w) {
+            this.warnings = w;
+            return this;
+        }
+
         public Scenario build() {
             return new Scenario(
                     backend,
@@ -142,7 +154,8 @@ public record Scenario(
                     server,
                     verification,
                     log,
-                    requests);
+                    requests,
+                    warnings);
         }
     }
 
@@ -180,7 +193,10 @@ public record Scenario(
      * @param stoppedCleanly every process of the server left on TERM, without KILL
      * @param leftoverPids processes of the server still alive after the stop
      * @param kvCapacityTokens the KV capacity the engine logged
-     * @param maxContextHint the largest length the engine named (refusal or capacity line)
+     * @param maxContextHint the largest length the engine named (refusal, capacity line, or its stated capacity)
+     * @param hintKind what {@code maxContextHint} limits ({@code max_model_len} or {@code prompt_len}); null in
+     *     files written before it was recorded, where the engine profile's kind applies
+     * @param capacity what the running server stated about its limits after readiness, null when it stated nothing
      * @param memoryBeforeMib accelerator memory used per device before the launch, null without a query
      * @param memoryAfterMib the same after the stop: more than before means something still holds memory
      */
@@ -196,6 +212,8 @@ public record Scenario(
             List<Long> leftoverPids,
             Long kvCapacityTokens,
             Long maxContextHint,
+            HintKind hintKind,
+            ServedCapacity capacity,
             List<Long> memoryBeforeMib,
             List<Long> memoryAfterMib) {
 
@@ -204,7 +222,7 @@ public record Scenario(
         }
 
         /** Only what a failure named: no server was seen. */
-        public static Server ofHints(Long kvCapacityTokens, Long maxContextHint) {
+        public static Server ofHints(Long kvCapacityTokens, Long maxContextHint, HintKind hintKind) {
             return new Server(
                     null,
                     null,
@@ -217,11 +235,14 @@ public record Scenario(
                     List.of(),
                     kvCapacityTokens,
                     maxContextHint,
+                    hintKind,
+                    null,
                     null,
                     null);
         }
 
-        public Server withHint(Long hint) {
+        /** This server with {@code hint} as its hint, limiting {@code kind} (null: the profile's kind). */
+        public Server withHint(Long hint, HintKind kind) {
             return new Server(
                     id,
                     startupS,
@@ -234,6 +255,28 @@ public record Scenario(
                     leftoverPids,
                     kvCapacityTokens,
                     hint,
+                    kind,
+                    capacity,
+                    memoryBeforeMib,
+                    memoryAfterMib);
+        }
+
+        /** This server with what it stated about its limits. */
+        public Server withCapacity(ServedCapacity stated) {
+            return new Server(
+                    id,
+                    startupS,
+                    queuedS,
+                    readyVia,
+                    pid,
+                    exitCode,
+                    ended,
+                    stoppedCleanly,
+                    leftoverPids,
+                    kvCapacityTokens,
+                    maxContextHint,
+                    hintKind,
+                    stated,
                     memoryBeforeMib,
                     memoryAfterMib);
         }
@@ -252,6 +295,8 @@ public record Scenario(
                     leftovers,
                     kvCapacityTokens,
                     maxContextHint,
+                    hintKind,
+                    capacity,
                     memoryBeforeMib,
                     memoryAfter);
         }

@@ -30,22 +30,26 @@ public final class Experiments {
         Set<String> withoutLaunch = EngineProfiles.names().stream()
                 .filter(n -> !EngineProfiles.get(n).launchesServer())
                 .collect(Collectors.toSet());
-        return new ExperimentLoader(EngineProfiles.names(), withoutLaunch, new ExperimentLoader.LauncherKinds() {
-            @Override
-            public List<String> kinds() {
-                return Launchers.kinds();
-            }
+        Set<String> selfSizing = EngineProfiles.names().stream()
+                .filter(n -> EngineProfiles.get(n).autoLength() != null)
+                .collect(Collectors.toSet());
+        return new ExperimentLoader(
+                EngineProfiles.names(), withoutLaunch, selfSizing, new ExperimentLoader.LauncherKinds() {
+                    @Override
+                    public List<String> kinds() {
+                        return Launchers.kinds();
+                    }
 
-            @Override
-            public Map<String, String> check(String kind, Map<String, Object> options) {
-                return Launchers.provider(kind).check(options);
-            }
+                    @Override
+                    public Map<String, String> check(String kind, Map<String, Object> options) {
+                        return Launchers.provider(kind).check(options);
+                    }
 
-            @Override
-            public Set<String> placeholders(String kind) {
-                return Launchers.provider(kind).placeholders();
-            }
-        });
+                    @Override
+                    public Set<String> placeholders(String kind) {
+                        return Launchers.provider(kind).placeholders();
+                    }
+                });
     }
 
     /** The experiment in {@code file}, or the built-in demo when {@code file} is null. */

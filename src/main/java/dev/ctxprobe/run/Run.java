@@ -57,6 +57,11 @@ public final class Run {
         this.parallel = parallel;
     }
 
+    /** A run that explores its backends one after the other. */
+    public Run(RunListener listener, Consumer<String> notices) {
+        this(listener, notices, 1);
+    }
+
     /**
      * A new run of {@code e} in a new folder under {@code out}.
      *

@@ -113,12 +113,12 @@ public final class RunFolder implements AutoCloseable {
         return e;
     }
 
-    /** The results so far, for --resume. */
+    /** The results so far, for --resume, checked as a report checks them. */
     public ResultDocument results() throws Refused {
         try {
             return ResultFiles.read(resultsFile());
         } catch (ResultFiles.ResultFileException e) {
-            throw new Refused(e.getMessage());
+            throw new Refused(e.getMessage() + "\nresume needs a whole results file: correct it, or start a new run");
         }
     }
 

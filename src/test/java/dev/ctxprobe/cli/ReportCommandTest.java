@@ -2,6 +2,9 @@ package dev.ctxprobe.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.report.FrontierLine;
+import dev.ctxprobe.results.ResultDocument;
+import dev.ctxprobe.results.ResultFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -36,13 +39,16 @@ class ReportCommandTest {
     }
 
     @Test
-    void textByDefaultLeadsWithTheFrontier() {
+    void textByDefaultLeadsWithTheFrontier() throws Exception {
         Run run = ctxprobe("report", SAMPLE);
 
         assertThat(run.exitCode()).isZero();
-        assertThat(run.out().lines().findFirst().orElseThrow())
-                .isEqualTo("vllm     max 12,032 tokens (next 12,288 fails: kv_insufficient)  3 launches  TTFT 837 ms"
-                        + "  predicted max 12,256  mode relaunch");
+        ResultDocument doc = ResultFiles.read(Path.of(SAMPLE));
+        assertThat(run.out().lines().limit(2))
+                .containsExactly(
+                        FrontierLine.line("vllm", 8, doc.frontier().get("vllm"), doc.scenariosOf("vllm")),
+                        FrontierLine.line("sglang", 8, doc.frontier().get("sglang"), doc.scenariosOf("sglang")));
+        assertThat(run.out()).startsWith("vllm     max 12,032 tokens (next 12,288 fails: kv_insufficient)  5 launches");
     }
 
     @Test
@@ -70,7 +76,29 @@ class ReportCommandTest {
         Run run = ctxprobe("report", truncated.toString(), "--format", "html");
 
         assertThat(run.exitCode()).isEqualTo(Main.USAGE);
-        assertThat(run.err()).contains(truncated + ": not valid JSON at line 1, column ");
+        assertThat(run.err()).contains("ctxprobe report: " + truncated + ": not valid JSON at line 1, column ");
+        assertThat(run.out()).isEmpty();
+    }
+
+    @Test
+    void aHandEditedFileIsAUsageErrorListingEachProblem() throws Exception {
+        Path edited = dir.resolve("results.json");
+        Files.writeString(
+                edited,
+                Files.readString(Path.of(SAMPLE))
+                        .replaceFirst("\"target_len\" : 4096", "\"target_len\" : \"4096\"")
+                        .replaceFirst("\"success\" : true", "\"success\" : \"yes\""));
+
+        Run run = ctxprobe("report", edited.toString());
+
+        assertThat(run.exitCode()).isEqualTo(Main.USAGE);
+        assertThat(run.err().lines())
+                .containsExactly(
+                        "ctxprobe report: " + edited + ": scenarios[0].target_len: expected an integer, found the"
+                                + " string \"4096\"",
+                        "ctxprobe report: " + edited + ": scenarios[0].success: expected true or false, found the"
+                                + " string \"yes\"",
+                        "ctxprobe report: correct the file or leave it out; nothing was written");
         assertThat(run.out()).isEmpty();
     }
 
@@ -97,7 +125,7 @@ class ReportCommandTest {
         assertThat(run.exitCode()).as(run.err()).isZero();
         assertThat(Files.readString(out)).startsWith("<!DOCTYPE html>");
         assertThat(dir.resolve("png/ttft.png")).isRegularFile();
-        assertThat(dir.resolve("png/throughput.png")).isRegularFile();
+        assertThat(dir.resolve("png/prefill.png")).isRegularFile();
         assertThat(run.out()).isEmpty();
     }
 
@@ -106,6 +134,6 @@ class ReportCommandTest {
         Run run = ctxprobe("report", SAMPLE, "--format", "CSV");
 
         assertThat(run.exitCode()).isZero();
-        assertThat(run.out()).startsWith("source,experiment,run_id,");
+        assertThat(run.out()).startsWith("frontier,source,experiment,run_id,");
     }
 }

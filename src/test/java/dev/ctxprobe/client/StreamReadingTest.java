@@ -149,6 +149,18 @@ class StreamReadingTest {
     }
 
     @Test
+    void anErrorFieldInsteadOfDataIsAnErrorEvent() throws IOException {
+        // llama.cpp of early 2025 (b4748) with --no-context-shift refuses a streamed prompt this way.
+        String error = "{\"error\":{\"code\":400,\"message\":\"the request exceeds the available context size. try"
+                + " increasing the context size or enable context shift\",\"type\":\"invalid_request_error\"}}";
+        StreamReading r = read(new ChunkSource("error: " + error + "\n\n", "data: [DONE]\n\n"));
+
+        assertThat(r.outcome).isEqualTo(RequestOutcome.ERROR_EVENT);
+        assertThat(r.errorText).isEqualTo(error);
+        assertThat(r.choiceEvents).isZero();
+    }
+
+    @Test
     void errorAfterChoicesInTheSameEventIsStillAnError() throws IOException {
         ChunkSource chunks = new ChunkSource(
                 "data: {\"choices\":[{\"text\":\"x\"}],\"error\":\"engine died\"}\n\n", "data: [DONE]\n\n");

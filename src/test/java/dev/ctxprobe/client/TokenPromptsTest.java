@@ -57,6 +57,23 @@ class TokenPromptsTest {
     }
 
     @Test
+    void idsStayInsideTheVocabularyTheServerNamedAndRequestsStillDiffer() {
+        // ctxprobe's own GGUF models have a byte vocabulary of 260 ids; the default range lies wholly outside it.
+        TokenRange bytes = TokenRange.forVocabulary(260);
+        assertThat(bytes.lo()).isGreaterThanOrEqualTo(3);
+        assertThat(bytes.hi()).isLessThanOrEqualTo(259);
+        Set<List<Integer>> prefixes = new HashSet<>();
+        for (long key = 0; key < 1000; key++) {
+            List<Integer> ids = ids(JSON.readTree(TokenPrompts.body("m", 512, 1, bytes, key)));
+            assertThat(ids).allMatch(bytes::contains);
+            prefixes.add(ids.subList(0, 3));
+        }
+        assertThat(prefixes).hasSize(1000);
+        assertThat(TokenRange.forVocabulary(151_936)).isEqualTo(TokenRange.DEFAULT);
+        assertThat(TokenRange.forVocabulary(8000)).isEqualTo(new TokenRange(1000, 7500));
+    }
+
+    @Test
     void modelNameIsEscaped() {
         JsonNode body = JSON.readTree(TokenPrompts.body("a\"b\\c\u00e9", 2, 1, TokenRange.DEFAULT, 0));
 

@@ -69,7 +69,7 @@ class EngineProfilesTest {
         "sglang,        65536, 65534",
         "sglang-kunlun, 66560, 66558",
         "llamacpp,      40960, 40959",
-        "llamacpp,      40961, 40991",
+        "llamacpp,      40961, 40960",
         "embedded,      40192, 40191",
         "embedded,      40100, 40127",
         "trtllm,        65536, 65535",

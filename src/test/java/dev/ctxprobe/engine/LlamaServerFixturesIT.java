@@ -70,7 +70,7 @@ class LlamaServerFixturesIT {
     @Test
     void startupLineNamesSlotsAndTheirContext() throws Exception {
         assertSlots(fixture("startup-np1.log"), 1, 8192, "false");
-        assertSlots(server.output(), 1, 8192, "false");
+        assertSlots(server.outputOnceItHas("n_ctx_slot"), 1, 8192, "false");
         assertSlots(fixture("startup-default-np.log"), 4, 8192, "true");
         assertSlots(fixture("startup-np2-no-kv-unified.log"), 2, 4096, "false");
     }
@@ -80,7 +80,7 @@ class LlamaServerFixturesIT {
         assertSlots(fixture("startup-c-rounded.log"), 1, 5120, "false");
         try (LlamaServer split = LlamaServer.start(logs, "-m", micro(), "-c", "5000", "-np", "2", "--no-kv-unified")) {
             split.awaitReady(READY);
-            assertSlots(split.output(), 2, 2560, "false");
+            assertSlots(split.outputOnceItHas("n_ctx_slot"), 2, 2560, "false");
             HttpResponse<String> r = split.post("/v1/completions", completion(2560, 1, false));
             assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
             assertThat(JSON.readTree(r.body()).get("error").get("n_ctx").asInt())

@@ -136,7 +136,7 @@ class StartupDiagnosisTest {
                         FailureClass.KV_INSUFFICIENT,
                         null, // n_ctx is what failed, not a capacity: no hint
                         null,
-                        "could not allocate the KV cache for n_ctx 1,048,576"),
+                        "could not allocate the KV cache for a context of 1,048,576 tokens"),
                 Arguments.of(
                         "llamacpp",
                         1,

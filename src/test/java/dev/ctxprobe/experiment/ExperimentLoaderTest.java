@@ -31,6 +31,25 @@ class ExperimentLoaderTest {
             """;
 
     @Test
+    void autoFirstNeedsAnEngineThatSizesItselfAndAPlaceForTheLength() throws ExperimentError {
+        ExperimentLoader sizing = new ExperimentLoader(
+                Set.of("vllm", "sglang", "openai"), Set.of("openai"), Set.of("vllm"), ExperimentLoader.LOCAL_ONLY);
+        String auto = GOOD.replace("    engine: vllm\n", "    engine: vllm\n    auto_first: true\n");
+        assertThat(sizing.parse(FILE, auto).backends().getFirst().autoFirst()).isTrue();
+        assertThat(sizing.parse(FILE, GOOD).backends().getFirst().autoFirst()).isFalse();
+
+        ExperimentError sglang = catchThrowableOfType(
+                ExperimentError.class, () -> sizing.parse(FILE, auto.replace("engine: vllm", "engine: sglang")));
+        assertThat(sglang.getMessage())
+                .contains("engine 'sglang' cannot fit its context to memory itself; auto_first works with vllm");
+        ExperimentError noLength = catchThrowableOfType(
+                ExperimentError.class,
+                () -> sizing.parse(FILE, auto.replace("--max-model-len {max_model_len}", "--max-model-len 4096")));
+        assertThat(noLength.getMessage())
+                .contains("auto_first replaces {max_model_len} in the command, which has none");
+    }
+
+    @Test
     void appliesDefaults() throws ExperimentError {
         Experiment e = loader.parse(FILE, GOOD);
         assertThat(e.contextPad()).isEqualTo(1024);
@@ -74,6 +93,11 @@ class ExperimentLoaderTest {
                 "    port: 30012|    port: 30012\\n    health_path: /health x|12|18|without spaces",
                 "model: /m|model: /m\\nload: {output_len: '1'}|3|20|whole number",
                 "model: /m|model: /m\\ncontext_pad: 9223372036854775000|3|14|below 2147483647",
+                "model: /m|model: /m\\nweights_gib: 0|3|14|above 0",
+                "model: /m|model: /m\\nmodel_config: ' '|3|15|config.json",
+                "model: /m|model: /m\\nhardware: {devices: 0}|3|21|number of accelerators",
+                "model: /m|model: /m\\nhardware: {memory_gib: -141}|3|24|above 0",
+                "    port: 30012|    port: 30012\\n    weights_gib: '80'|12|18|a number",
             })
     void mistakesAreLocated(String from, String to, int line, int column, String words) {
         String text = GOOD.replace(from, to.replace("\\n", "\n"));
@@ -84,6 +108,25 @@ class ExperimentLoaderTest {
         assertThat(err.line()).isEqualTo(line);
         assertThat(err.column()).isEqualTo(column);
         assertThat(err.getMessage()).startsWith("exp.yaml:" + line + ":" + column + ": ");
+    }
+
+    @Test
+    void sizingFactsAreReadAtTheTopAndPerBackend() throws ExperimentError {
+        Experiment e = loader.parse(
+                FILE,
+                GOOD.replace(
+                                "model: /m",
+                                "model: /m\nmodel_config: cfg/config.json\nweights_gib: 152.5\n"
+                                        + "hardware: {name: box, devices: 8, memory_gib: 141}")
+                        + "    model_config: other.json\n    weights_gib: 80\n");
+        assertThat(e.modelConfig()).isEqualTo("cfg/config.json");
+        assertThat(e.weightsGib()).isEqualTo(152.5);
+        assertThat(e.hardware().devices()).isEqualTo(8);
+        assertThat(e.hardware().memoryGib()).isEqualTo(141.0);
+        assertThat(e.hardware().name()).isEqualTo("box");
+        Experiment.Backend b = e.backends().getFirst();
+        assertThat(b.modelConfig()).isEqualTo("other.json");
+        assertThat(b.weightsGib()).isEqualTo(80.0);
     }
 
     @Test

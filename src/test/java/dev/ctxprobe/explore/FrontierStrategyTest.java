@@ -40,6 +40,37 @@ class FrontierStrategyTest {
     }
 
     @Test
+    void aServerThatSizedItselfIsCheckedOneAlignAboveAtOnce() {
+        // vLLM's --max-model-len auto fitted 1,000,000; the first step was measured at the target that allows.
+        long fitted = 1_000_000;
+        long measured = SEEDS.alignDown(fitted - PAD);
+        List<Probe> probes = new ArrayList<>(
+                List.of(new Probe(measured, dev.ctxprobe.results.Outcome.OK, fitted, HintKind.MAX_MODEL_LEN)));
+        FrontierStrategy search = new FrontierStrategy(SEEDS);
+
+        assertThat(search.next(probes)).hasValue(measured + 256);
+        probes.add(Probe.of(measured + 256, FailureClass.KV_INSUFFICIENT, fitted, HintKind.MAX_MODEL_LEN));
+        assertThat(search.next(probes)).isEmpty();
+        Frontier f = search.summary(probes);
+        assertThat(f.maxOkTarget()).isEqualTo(measured);
+        assertThat(f.minFailedTarget() - f.maxOkTarget()).isLessThanOrEqualTo((long) (0.01 * measured));
+    }
+
+    @Test
+    void aHangAtTheStatedCapacityIsCheckedOneAlignBelowInsteadOfBisected() {
+        FrontierStrategy search = new FrontierStrategy(SEEDS);
+        List<Probe> probes = new ArrayList<>(List.of(new Probe(
+                SEEDS.highestTarget(), dev.ctxprobe.results.Outcome.failed(FailureClass.TIMEOUT), null, null, true)));
+
+        assertThat(search.next(probes)).hasValue(SEEDS.highestTarget() - 256);
+        probes.add(Probe.of(SEEDS.highestTarget() - 256, null, null, null));
+        assertThat(search.next(probes)).isEmpty();
+        // A plain timeout says nothing of where the limit is: the search bisects from min as before.
+        List<Probe> plain = List.of(Probe.of(SEEDS.highestTarget(), FailureClass.TIMEOUT, null, null));
+        assertThat(search.next(plain)).hasValue(SEEDS.lowestTarget());
+    }
+
+    @Test
     void sglangHintLimitsThePromptSoTheCandidateIsHintMinusTheAllowance() {
         List<Probe> probes = drive(new FrontierStrategy(SEEDS), SimulatedEngine.sglangLike(700_001));
 

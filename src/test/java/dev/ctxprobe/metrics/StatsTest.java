@@ -37,7 +37,7 @@ class StatsTest {
 
     @Test
     void noSamplesIsAllZero() {
-        assertThat(Stats.of(new double[0])).isEqualTo(new Stats(0, 0, 0, 0, 0, 0, 0, 0, 0));
+        assertThat(Stats.of(new double[0])).isEqualTo(new Stats(0, 0, 0, 0, 0, 0, 0.0, 0.0, 0.0));
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.ctxprobe.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.results.Scenario;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,37 +14,67 @@ class CsvReportTest {
 
     @Test
     void csvParsesBackToTheResults() {
-        ResultSet set = new ResultReader().readFile(ReportFixtures.SAMPLE);
-        List<Map<String, String>> rows = parse(Reports.renderSets(List.of(set), Format.CSV));
+        ReportInput input = ReportFixtures.sample();
+        List<Map<String, String>> rows = parse(Reports.render(List.of(input), Format.CSV));
 
-        assertThat(rows).hasSize(set.scenarios().size());
+        List<Scenario> steps = input.document().scenarios();
+        assertThat(rows).hasSize(steps.size());
         assertThat(rows.getFirst().keySet())
-                .startsWith("source", "experiment", "run_id", "hardware", "accelerator", "model", "backend", "engine")
+                .startsWith(
+                        "frontier",
+                        "source",
+                        "experiment",
+                        "run_id",
+                        "hardware",
+                        "accelerator",
+                        "model",
+                        "backend",
+                        "engine")
                 .contains("target_len", "max_model_len", "success", "outcome", "failure_phase", "failure_class")
                 .contains("ttft_ms_mean", "ttft_ms_p50", "ttft_ms_p99", "ttft_ms_std", "ttft_ms_count", "e2e_ms_mean")
-                .contains("input_token_throughput", "duration_s", "total_input_tokens", "server_args");
+                .contains("input_token_throughput", "target_len_per_ttft_s", "duration_s", "total_input_tokens")
+                .contains("send_ms_mean", "server_id", "server_ended", "memory_before_mib", "server_args");
         for (int i = 0; i < rows.size(); i++) {
-            ScenarioRow step = set.scenarios().get(i);
+            Scenario step = steps.get(i);
             Map<String, String> row = rows.get(i);
+            assertThat(row.get("frontier"))
+                    .isEqualTo(FrontierLine.answer(input.frontier(step.backend()), input.steps(step.backend())));
             assertThat(row.get("backend")).isEqualTo(step.backend());
             assertThat(Long.parseLong(row.get("target_len"))).isEqualTo(step.targetLen());
             assertThat(Boolean.parseBoolean(row.get("success"))).isEqualTo(step.success());
-            assertThat(row.get("outcome")).isEqualTo(step.outcome());
+            assertThat(row.get("outcome")).isEqualTo(step.outcome().id());
             assertThat(row.get("error")).isEqualTo(step.error() == null ? "" : step.error());
             assertThat(row.get("server_args")).isEqualTo(step.serverArgs());
+            assertThat(row.get("server_id")).isEqualTo(step.server().id());
             if (step.metrics() != null) {
                 assertThat(Double.parseDouble(row.get("ttft_ms_mean")))
                         .isEqualTo(step.metrics().ttftMs().mean());
                 assertThat(Double.parseDouble(row.get("input_token_throughput")))
                         .isEqualTo(step.metrics().inputTokenThroughput());
-                assertThat(Long.parseLong(row.get("ttft_ms_count")))
+                assertThat(Double.parseDouble(row.get("target_len_per_ttft_s")))
+                        .isEqualTo(step.targetLen() / (step.metrics().ttftMs().mean() / 1000));
+                assertThat(Integer.parseInt(row.get("ttft_ms_count")))
                         .isEqualTo(step.metrics().ttftMs().count());
+                assertThat(Double.parseDouble(row.get("send_ms_mean"))).isPositive();
             } else {
                 assertThat(row.get("ttft_ms_mean")).isEmpty();
             }
         }
         assertThat(rows.getFirst().get("engine")).isEqualTo("vllm");
-        assertThat(rows.getFirst().get("failure_class")).isEqualTo("kv_insufficient");
+        assertThat(rows).anySatisfy(r -> assertThat(r.get("failure_class")).isEqualTo("kv_insufficient"));
+    }
+
+    @Test
+    void aSeedsAbsentValuesAreEmptyCellsNotZeros() {
+        List<Map<String, String>> rows = parse(Reports.render(
+                ReportFixtures.read(ReportFixtures.SEEDS.resolve("dsv4_p800_max_context_length.json")), Format.CSV));
+
+        assertThat(rows.getFirst().get("ttft_ms_p90")).isEqualTo("0");
+        assertThat(rows.getFirst().get("ttft_ms_count")).isEmpty();
+        assertThat(rows.getFirst().get("ttft_ms_std")).isEmpty();
+        assertThat(rows.getFirst().get("outcome")).isEqualTo("ok");
+        assertThat(rows.getLast().get("outcome")).isEqualTo("failed");
+        assertThat(rows.getLast().get("success_count")).isEmpty();
     }
 
     @Test

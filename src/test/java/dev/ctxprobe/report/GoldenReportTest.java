@@ -6,7 +6,9 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.regex.Pattern;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -24,7 +26,7 @@ class GoldenReportTest {
     @ParameterizedTest
     @EnumSource(Format.class)
     void sampleRunMatchesGolden(Format format) throws IOException {
-        String rendered = stable(format, Reports.render(List.of(ReportFixtures.SAMPLE_RUN), format));
+        String rendered = stable(format, Reports.renderFiles(List.of(ReportFixtures.SAMPLE_RUN), format));
         Path golden = GOLDEN.resolve("sample." + format.extension());
         if (Boolean.getBoolean("ctxprobe.updateGolden")) {
             Files.createDirectories(GOLDEN);
@@ -38,10 +40,30 @@ class GoldenReportTest {
 
     @ParameterizedTest
     @EnumSource(Format.class)
-    void renderingIsDeterministic(Format format) {
-        String first = Reports.render(List.of(ReportFixtures.SAMPLE), format);
-        String second = Reports.render(List.of(ReportFixtures.SAMPLE), format);
+    void renderingIsDeterministic(Format format) throws IOException {
+        String first = Reports.renderFiles(List.of(ReportFixtures.SAMPLE), format);
+        String second = Reports.renderFiles(List.of(ReportFixtures.SAMPLE), format);
         assertThat(second).isEqualTo(first);
+    }
+
+    /** A German locale writes 1.234,5 where the goldens have 1,234.5: the reports must not follow it. */
+    @ParameterizedTest
+    @EnumSource(Format.class)
+    void theLocaleChangesNothing(Format format) throws IOException {
+        List<Path> inputs = new ArrayList<>(List.of(ReportFixtures.SAMPLE));
+        inputs.addAll(ReportFixtures.seedFiles(ReportFixtures.SEEDS));
+        Locale before = Locale.getDefault();
+        Locale beforeFormat = Locale.getDefault(Locale.Category.FORMAT);
+        try {
+            Locale.setDefault(Locale.GERMANY);
+            String german = Reports.renderFiles(inputs, format);
+            Locale.setDefault(Locale.US);
+            String american = Reports.renderFiles(inputs, format);
+            assertThat(german).isEqualTo(american);
+        } finally {
+            Locale.setDefault(before);
+            Locale.setDefault(Locale.Category.FORMAT, beforeFormat);
+        }
     }
 
     private static String stable(Format format, String rendered) {

@@ -30,10 +30,18 @@ class HtmlEscapingTest {
                  "scenarios": [
                    {"backend": "%1$s", "target_len": 4096, "max_model_len": 4352, "success": true,
                     "server_args": "serve %1$s", "error": null, "log": "logs/%1$s.log",
-                    "metrics": {"success_count": 1, "total_count": 1, "duration_s": 0.5,
-                                "input_token_throughput": 8192.0, "total_input_tokens": 4096,
+                    "metrics": {"success_count": 1, "total_count": 1, "duration_s": 0.5, "request_throughput": 2.0,
+                                "input_token_throughput": 8192.0, "output_token_throughput": 2.0,
+                                "total_input_tokens": 4096, "total_output_tokens": 1,
                                 "ttft_ms": {"mean": 400.0, "p50": 400.0, "p90": 400.0, "p95": 400.0, "p99": 400.0},
-                                "e2e_ms": {"mean": 401.0, "p50": 401.0, "p90": 401.0, "p95": 401.0, "p99": 401.0}}},
+                                "e2e_ms": {"mean": 401.0, "p50": 401.0, "p90": 401.0, "p95": 401.0, "p99": 401.0},
+                                "tpot_ms": {"mean": 0.0, "p50": 0.0, "p90": 0.0, "p95": 0.0, "p99": 0.0},
+                                "itl_ms": {"mean": 0.0, "p50": 0.0, "p90": 0.0, "p95": 0.0, "p99": 0.0}},
+                    "server": {"id": "%1$s", "ended": {"exit_code": null, "signal": 9, "reason": "stopped",
+                                                      "detail": "%1$s"},
+                               "memory_before_mib": [1, 2]},
+                    "requests": [{"index": 0, "warmup": false, "result": "%1$s", "status": 200, "ttft_ms": 400.0,
+                                  "e2e_ms": 401.0, "send_ms": 0.5, "prompt_tokens": 4096, "completion_tokens": 1}]},
                    {"backend": "%1$s", "target_len": 8192, "max_model_len": 8448, "success": false,
                     "outcome": "startup_crash", "error": "crashed: %1$s",
                     "failure": {"phase": "startup", "class": "startup_crash", "detail": "%1$s",
@@ -41,7 +49,8 @@ class HtmlEscapingTest {
                                 "log": "logs/%1$s.log", "exit_code": 139},
                     "metrics": null}],
                  "frontier": {"%1$s": {"max_ok_target": 4096, "min_failed_target": 8192, "launches": 2,
-                                       "non_monotonic": [], "mode": "%1$s"}}}
+                                       "non_monotonic": [], "mode": "%1$s", "strategy": "%1$s",
+                                       "stopped_because": "%1$s"}}}
                 """.formatted(s);
         Path file = dir.resolve("results.json");
         Files.writeString(file, json, StandardCharsets.UTF_8);
@@ -50,7 +59,7 @@ class HtmlEscapingTest {
 
     @Test
     void htmlShowsScriptFromResultsAndLogsAsText() throws Exception {
-        String html = Reports.render(List.of(hostileResults()), Format.HTML);
+        String html = Reports.renderFiles(List.of(hostileResults()), Format.HTML);
 
         assertThat(html.toLowerCase(Locale.ROOT)).doesNotContain("<script");
         assertThat(html).contains("&lt;script&gt;alert(1)&lt;/script&gt;");
@@ -63,7 +72,7 @@ class HtmlEscapingTest {
 
     @Test
     void svgChartsCarryHostileSeriesNamesAsEscapedText() throws Exception {
-        String html = Reports.render(List.of(hostileResults()), Format.HTML);
+        String html = Reports.renderFiles(List.of(hostileResults()), Format.HTML);
         var svgs = Pattern.compile("<svg id=.*?</svg>", Pattern.DOTALL)
                 .matcher(html)
                 .results()
@@ -84,10 +93,10 @@ class HtmlEscapingTest {
     @Test
     void markdownAndTextKeepMarkupAndControlCharactersInert() throws Exception {
         Path file = hostileResults();
-        String md = Reports.render(List.of(file), Format.MD);
+        String md = Reports.renderFiles(List.of(file), Format.MD);
         assertThat(md).doesNotContain("<script").contains("&lt;script&gt;");
 
-        String text = Reports.render(List.of(file), Format.TEXT);
+        String text = Reports.renderFiles(List.of(file), Format.TEXT);
         assertThat(text).doesNotContain("\u001b");
     }
 

@@ -7,32 +7,66 @@ import java.awt.image.BufferedImage;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import javax.imageio.ImageIO;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Renders the sample report in headless Chromium, where it is installed, and checks the page is drawn:
- * the charts' series colours appear, so the inline SVG rendered under the page's Content-Security-Policy.
+ * Renders reports in headless Chromium, where it is installed, and checks the pages are drawn: each series'
+ * colour appears, so the inline SVG rendered under the page's Content-Security-Policy.
  */
 class HtmlScreenshotIT {
+    private static final int WIDTH = 1280;
+
     @TempDir
     Path dir;
 
-    @Test
-    void chromiumRendersTheReportWithItsCharts() throws Exception {
-        Path chromium = List.of("/usr/bin/chromium", "/usr/bin/chromium-browser").stream()
+    private Path chromium;
+
+    @BeforeEach
+    void findChromium() {
+        chromium = List.of("/usr/bin/chromium", "/usr/bin/chromium-browser").stream()
                 .map(Path::of)
                 .filter(Files::isExecutable)
                 .findFirst()
                 .orElse(null);
         Required.assumePresent("chromium", chromium != null, "no /usr/bin/chromium (Debian package chromium)");
-        Path page = Reports.writeAtomically(
-                dir.resolve("report.html"), Reports.render(List.of(ReportFixtures.SAMPLE), Format.HTML));
-        Path png = dir.resolve("report.png");
-        Path log = dir.resolve("chromium.log");
+    }
+
+    @Test
+    void chromiumRendersTheSampleReportWithItsCharts() throws Exception {
+        BufferedImage image = screenshot("sample", List.of(ReportFixtures.SAMPLE));
+
+        assertThat(image.getWidth()).isEqualTo(WIDTH);
+        assertThat(countPixels(image, 0x1f77b4))
+                .as("pixels of the first series' colour")
+                .isGreaterThan(200);
+        assertThat(countPixels(image, 0xff7f0e))
+                .as("pixels of the second series' colour")
+                .isGreaterThan(200);
+    }
+
+    @Test
+    void chromiumRendersTheSeedsComparedWithEverySeries() throws Exception {
+        List<Path> seeds = new ArrayList<>(ReportFixtures.seedFiles(ReportFixtures.SEEDS));
+
+        BufferedImage image = screenshot("seeds", seeds);
+
+        for (int colour : new int[] {0x1f77b4, 0xff7f0e, 0x2ca02c}) {
+            assertThat(countPixels(image, colour))
+                    .as("pixels of series colour %06x", colour)
+                    .isGreaterThan(200);
+        }
+    }
+
+    private BufferedImage screenshot(String name, List<Path> inputs) throws Exception {
+        Path page = Reports.writeAtomically(dir.resolve(name + ".html"), Reports.renderFiles(inputs, Format.HTML));
+        Path png = dir.resolve(name + ".png");
+        Path log = dir.resolve(name + ".log");
         Process process = new ProcessBuilder(
                         chromium.toString(),
                         "--headless",
@@ -42,9 +76,9 @@ class HtmlScreenshotIT {
                         "--disable-component-update",
                         "--disable-sync",
                         "--no-first-run",
-                        "--user-data-dir=" + dir.resolve("profile"),
+                        "--user-data-dir=" + dir.resolve("profile-" + name),
                         "--screenshot=" + png,
-                        "--window-size=1280,2000",
+                        "--window-size=" + WIDTH + ",2400",
                         page.toUri().toString())
                 .redirectErrorStream(true)
                 .redirectOutput(log.toFile())
@@ -62,15 +96,7 @@ class HtmlScreenshotIT {
         assertThat(png)
                 .as("screenshot; chromium log:\n%s", Files.readString(log))
                 .isRegularFile();
-
-        BufferedImage image = ImageIO.read(new File(png.toString()));
-        assertThat(image.getWidth()).isEqualTo(1280);
-        assertThat(countPixels(image, 0x1f77b4))
-                .as("pixels of the first series' colour")
-                .isGreaterThan(200);
-        assertThat(countPixels(image, 0xff7f0e))
-                .as("pixels of the second series' colour")
-                .isGreaterThan(200);
+        return ImageIO.read(new File(png.toString()));
     }
 
     private static int countPixels(BufferedImage image, int rgb) {

@@ -3,6 +3,7 @@ package dev.ctxprobe.report;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ctxprobe.cli.Main;
+import dev.ctxprobe.results.ResultFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -20,6 +21,20 @@ final class ReportFixtures {
     static final Path SAMPLE = SAMPLE_RUN.resolve("results.json");
 
     private ReportFixtures() {}
+
+    /** The inputs as the report reads them. */
+    static List<ReportInput> read(Path... inputs) {
+        try {
+            return Reports.read(List.of(inputs));
+        } catch (ResultFiles.ResultFileException e) {
+            throw new AssertionError("a fixture cannot be read: " + e.getMessage(), e);
+        }
+    }
+
+    /** The sample run as the report reads it. */
+    static ReportInput sample() {
+        return read(SAMPLE).getFirst();
+    }
 
     /** The seeds: the two real result files of the shell loops ctxprobe replaces, kept in the repository. */
     static final Path SEEDS = Path.of("seeds");

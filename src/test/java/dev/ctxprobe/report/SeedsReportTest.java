@@ -55,6 +55,11 @@ class SeedsReportTest {
                     .as("TTFT per length of %s", e.getKey())
                     .isEqualTo(e.getValue().ttftByTarget());
         }
+        // The prefill rate is the target over the TTFT; the seed's own throughput divides by a duration that, in the
+        // P800 file, holds three seconds of something else.
+        assertThat(run.out())
+                .contains("| sglang | 65,536 | 66,560 | ok | 390.7 | 390.7 | 167,737 | 18,557 |  |")
+                .contains("prefill tok/s (target / TTFT) | input tok/s (input tokens / duration)");
         // The numbers the spec quotes for the seeds (01-product.md).
         assertThat(expected.get("8x NVIDIA H200 143GB / vllm").maxOk()).isEqualTo(917_504);
         assertThat(expected.get("8x Kunlun P800 XPU / sglang").minFailed()).isEqualTo(262_144);
@@ -62,12 +67,12 @@ class SeedsReportTest {
 
     @Test
     void htmlComparesTheSeedsSideBySide() throws Exception {
-        String html = Reports.render(ReportFixtures.seedFiles(ReportFixtures.SEEDS), Format.HTML);
+        String html = Reports.renderFiles(ReportFixtures.seedFiles(ReportFixtures.SEEDS), Format.HTML);
 
         for (String series : List.of(
                 "8x NVIDIA H200 143GB / sglang", "8x NVIDIA H200 143GB / vllm", "8x Kunlun P800 XPU / sglang")) {
             // In the frontier table and as a series (and its failures) in both charts.
-            assertThat(html).contains("<td>" + series + "</td>");
+            assertThat(html).contains("<td class=\"label\">" + series + "</td>");
             assertThat(html.split(">" + series + "<", -1)).hasSize(4);
             assertThat(html.split(">" + series + ": failed<", -1)).hasSize(3);
         }
@@ -118,7 +123,7 @@ class SeedsReportTest {
                 continue;
             }
             List<String> cells = cells(line);
-            if (hardware == null || cells.size() != 8 || !cells.get(3).equals("ok")) {
+            if (hardware == null || cells.size() != 9 || !cells.get(3).equals("ok")) {
                 continue;
             }
             out.computeIfAbsent(hardware + " / " + cells.get(0), k -> new TreeMap<>())

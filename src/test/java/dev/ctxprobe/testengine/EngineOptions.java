@@ -6,7 +6,21 @@ import java.util.HashSet;
 import java.util.Locale;
 import java.util.Set;
 
-/** The test engine's command line: which engine it imitates, its limits, its timing and its faults. */
+/**
+ * The test engine's command line: which engine it imitates (and which version of its texts), its limits, its timing
+ * and its faults.
+ *
+ * @param maxModelLen the context asked for; {@link #AUTO} for vLLM's {@code --max-model-len auto}
+ * @param build the engine version whose texts to speak: {@code b11669} or {@code b4748} for llama.cpp, {@code new}
+ *     or {@code old} for vLLM's wording
+ * @param derivedMax the model's own limit (vLLM's derived max_model_len, SGLang's derived context_length), null for
+ *     none; vLLM's {@code auto} fits below it (1,048,576 when none is given)
+ * @param parallel llama.cpp's {@code -np}, null when not given
+ * @param kvUnified llama.cpp's {@code --kv-unified} / {@code --no-kv-unified}, null when not given
+ * @param contextShift llama.cpp's {@code --context-shift} / {@code --no-context-shift}, null when not given
+ * @param trainContext the model's training context (llama.cpp's n_ctx_train)
+ * @param vocab the model's vocabulary: ids at or above it are invalid tokens
+ */
 record EngineOptions(
         String host,
         int port,
@@ -19,11 +33,21 @@ record EngineOptions(
         double itlMs,
         Set<Long> refuseAt,
         Set<Fault> faults,
+        String build,
+        Long derivedMax,
+        Integer parallel,
+        Boolean kvUnified,
+        Boolean contextShift,
+        long trainContext,
+        int vocab,
         int nodeRank,
         int nnodes,
         String distInitAddr,
         long residentMb,
         String holdWhile) {
+
+    /** {@code --max-model-len auto}: the engine fits its context to memory. */
+    static final long AUTO = -1;
 
     /** Capacity when none is given: large enough that every length a test asks for fits. */
     static final long HUGE_CAPACITY = 1_000_000_000L;
@@ -31,8 +55,14 @@ record EngineOptions(
     static final String USAGE = "usage: TestEngine --port N [--host H] [--mode vllm|sglang|llamacpp|lmdeploy|tgi]"
             + " [--max-model-len N | --context-length N | -c N | --session-len N | --max-total-tokens N]"
             + " [--capacity N] [--startup-ms N] [--prefill-us-per-token D] [--prefill-quadratic-ns D]"
-            + " [--itl-ms D] [--refuse-at L1,L2,...] [--fault NAME]... [--resident-mb N]"
-            + " [--node-rank R --nnodes N --dist-init-addr HOST:PORT] [--hold-while FILE]";
+            + " [--itl-ms D] [--refuse-at L1,L2,...] [--fault NAME]... [--build b11669|b4748|new|old]"
+            + " [--derived-max N] [-np N] [--kv-unified | --no-kv-unified] [--context-shift | --no-context-shift]"
+            + " [--n-ctx-train N] [--vocab N] [--resident-mb N] [--node-rank R --nnodes N --dist-init-addr HOST:PORT]"
+            + " [--hold-while FILE]";
+
+    /** Options that take no value. */
+    private static final Set<String> FLAGS =
+            Set.of("--kv-unified", "--no-kv-unified", "--context-shift", "--no-context-shift");
 
     /** Which real engine's texts, readiness and over-limit behaviour the test engine imitates. */
     enum Mode {
@@ -64,7 +94,9 @@ record EngineOptions(
         OOM_STARTUP,
         BAD_ARGS,
         TRUNCATE,
-        BOS;
+        BOS,
+        /** vLLM's hang: a request that needs the last half percent of the KV cache is admitted, never scheduled. */
+        HANG_AT_CAPACITY;
 
         static Fault parse(String name) {
             try {
@@ -77,6 +109,11 @@ record EngineOptions(
 
     boolean has(Fault fault) {
         return faults.contains(fault);
+    }
+
+    /** True for the texts of older versions: llama.cpp b4748 (February 2025), vLLM's old wording. */
+    boolean old() {
+        return build.equals("b4748") || build.equals("old");
     }
 
     /** The limit a refusal names: the capacity when too small, else just under the refused length. */
@@ -102,12 +139,27 @@ record EngineOptions(
         String distInitAddr = null;
         long residentMb = 0;
         String holdWhile = null;
+        String build = null;
+        Long derivedMax = null;
+        Integer parallel = null;
+        Boolean kvUnified = null;
+        Boolean contextShift = null;
+        long trainContext = 1_048_576;
+        int vocab = 32_000;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             String name = arg;
             String value;
             int eq = arg.indexOf('=');
-            if (arg.startsWith("--") && eq > 0) {
+            if (FLAGS.contains(arg)) {
+                switch (arg) {
+                    case "--kv-unified" -> kvUnified = true;
+                    case "--no-kv-unified" -> kvUnified = false;
+                    case "--context-shift" -> contextShift = true;
+                    default -> contextShift = false;
+                }
+                continue;
+            } else if (arg.startsWith("--") && eq > 0) {
                 name = arg.substring(0, eq);
                 value = arg.substring(eq + 1);
             } else if (i + 1 < args.length) {
@@ -120,7 +172,12 @@ record EngineOptions(
                 case "--port" -> port = (int) number(name, value);
                 case "--mode" -> mode = mode(value);
                 case "--max-model-len", "--context-length", "-c", "--ctx-size", "--session-len", "--max-total-tokens" ->
-                    maxModelLen = number(name, value);
+                    maxModelLen = value.equals("auto") || value.equals("-1") ? AUTO : number(name, value);
+                case "--build" -> build = value;
+                case "--derived-max" -> derivedMax = number(name, value);
+                case "-np", "--parallel" -> parallel = (int) number(name, value);
+                case "--n-ctx-train" -> trainContext = number(name, value);
+                case "--vocab" -> vocab = (int) number(name, value);
                 case "--capacity" -> capacity = number(name, value);
                 case "--startup-ms" -> startupMs = number(name, value);
                 case "--prefill-us-per-token" -> prefillUs = decimal(name, value);
@@ -149,6 +206,15 @@ record EngineOptions(
         if (nodeRank < 0 || nodeRank >= nnodes) {
             throw new IllegalArgumentException("--node-rank " + nodeRank + " is outside 0.." + (nnodes - 1));
         }
+        if (maxModelLen == AUTO && mode != Mode.VLLM) {
+            throw new IllegalArgumentException("argument --max-model-len: invalid int value: 'auto'");
+        }
+        if (build == null) {
+            build = mode == Mode.LLAMACPP ? "b11669" : "old";
+        }
+        if (!Set.of("b11669", "b4748", "new", "old").contains(build)) {
+            throw new IllegalArgumentException("argument --build: invalid choice: '" + build + "'");
+        }
         return new EngineOptions(
                 host,
                 port,
@@ -161,6 +227,13 @@ record EngineOptions(
                 itlMs,
                 Set.copyOf(refuseAt),
                 Collections.unmodifiableSet(faults),
+                build,
+                derivedMax,
+                parallel,
+                kvUnified,
+                contextShift,
+                trainContext,
+                vocab,
                 nodeRank,
                 nnodes,
                 distInitAddr,

@@ -39,7 +39,18 @@ public final class TestEngine {
 
     private static final String MODEL = "test-model";
 
+    /** vLLM's hang at capacity: a request needing more than this share of the KV cache is never scheduled. */
+    private static final double CAPACITY_HANG = 0.995;
+
+    /** vLLM's auto-fit never exceeds the model's derived length; this one's when none is given. */
+    private static final long DEFAULT_DERIVED_MAX = 1_048_576;
+
     private final EngineOptions options;
+    /** The context the engine serves: as asked, or fitted to memory with vLLM's {@code auto}. */
+    private final long mml;
+    /** llama.cpp's context arithmetic and texts; null in other modes. */
+    private final LlamaCpp llama;
+
     private final AtomicLong requestIds = new AtomicLong();
     /** Memory the engine really uses (touched pages), so that a memory limit below it kills the engine. */
     private final List<byte[]> resident = new ArrayList<>();
@@ -47,9 +58,15 @@ public final class TestEngine {
     private final List<Socket> workers = new ArrayList<>();
 
     private volatile boolean ready;
+    private volatile boolean bound;
 
     private TestEngine(EngineOptions options) {
         this.options = options;
+        long derived = options.derivedMax() != null ? options.derivedMax() : DEFAULT_DERIVED_MAX;
+        this.mml = options.maxModelLen() == EngineOptions.AUTO
+                ? Math.min(options.capacity(), derived)
+                : options.maxModelLen();
+        this.llama = options.mode() == Mode.LLAMACPP ? new LlamaCpp(options) : null;
     }
 
     public static void main(String[] args) throws IOException, InterruptedException {
@@ -101,6 +118,8 @@ public final class TestEngine {
         while (options.holdWhile() != null && Files.exists(Path.of(options.holdWhile()))) {
             Thread.sleep(50);
         }
+        rejectAboveTheModelsLimit();
+        autoFit();
         if (options.has(Fault.OOM_STARTUP)) {
             die(
                     1,
@@ -126,6 +145,9 @@ public final class TestEngine {
         Signal.handle(new Signal("TERM"), signal -> {
             if (ignore) {
                 info("Received SIGTERM, ignoring it");
+            } else if (llama != null) {
+                llama.stopping().forEach(System.err::println);
+                System.exit(llama.exitCode(0));
             } else {
                 info("Received SIGTERM, shutting down");
                 System.exit(0);
@@ -224,49 +246,102 @@ public final class TestEngine {
         server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         server.createContext("/", this::handle);
         server.start();
+        bound = true;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> server.stop(0)));
     }
 
     private void logLoading() {
-        long mml = options.maxModelLen();
         switch (options.mode()) {
-            case VLLM -> info("Initializing a V1 LLM engine with config: model='" + MODEL + "', max_seq_len=" + mml);
+            case VLLM ->
+                info("Initializing a V1 LLM engine with config: model='" + MODEL + "', max_seq_len="
+                        + (options.maxModelLen() == EngineOptions.AUTO ? "auto" : mml));
             case SGLANG -> info("server_args=ServerArgs(model_path='" + MODEL + "', context_length=" + mml + ")");
-            case LLAMACPP -> info("llama_context: n_ctx = " + mml);
+            case LLAMACPP -> llama.loading().forEach(System.err::println);
             case LMDEPLOY -> info("TurbomindEngineConfig(session_len=" + mml + ")");
             case TGI -> info("Args { model_id: \"" + MODEL + "\", max_total_tokens: Some(" + mml + ") }");
         }
     }
 
+    /** vLLM and SGLang refuse a length above the model's own limit, in their words. */
+    private void rejectAboveTheModelsLimit() {
+        Long derived = options.derivedMax();
+        if (derived == null || options.maxModelLen() == EngineOptions.AUTO || mml <= derived) {
+            return;
+        }
+        switch (options.mode()) {
+            case VLLM ->
+                die(
+                        1,
+                        "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig",
+                        "  Value error, User-specified max_model_len (" + mml + ") is greater than the derived"
+                                + " max_model_len (max_position_embeddings=" + derived + ".0 or model_max_length=None"
+                                + " in model's config.json). To allow overriding this maximum, set the env var"
+                                + " VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.");
+            case SGLANG ->
+                die(
+                        1,
+                        "ValueError: User-specified context_length (" + mml + ") is greater than the derived"
+                                + " context_length (" + derived + "). This may lead to incorrect model outputs or"
+                                + " CUDA errors. To allow overriding this maximum, set the env var"
+                                + " SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1");
+            default -> {
+                // The other engines take any length and fail on memory instead.
+            }
+        }
+    }
+
+    /** vLLM's {@code --max-model-len auto}: its three Auto-fit lines. */
+    private void autoFit() {
+        if (options.maxModelLen() != EngineOptions.AUTO) {
+            return;
+        }
+        long derived = options.derivedMax() != null ? options.derivedMax() : DEFAULT_DERIVED_MAX;
+        if (options.capacity() < 16) {
+            die(
+                    1,
+                    "ValueError: Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single"
+                            + " token. Try increasing `gpu_memory_utilization`.");
+        }
+        if (mml < derived) {
+            info("Auto-fit max_model_len: reduced from " + derived + " to " + mml + " to fit in available GPU memory ("
+                    + gib(options.capacity()) + " GiB available for KV cache)");
+        } else {
+            info("Auto-fit max_model_len: full model context length " + derived + " fits in available GPU memory");
+        }
+    }
+
     /** The startup refusals: each engine's own words for "this context does not fit in KV memory". */
     private void refuseIfItDoesNotFit() {
-        long mml = options.maxModelLen();
         long limit = options.refusalLimit();
         boolean refused = options.refuseAt().contains(mml);
         boolean tooLong = mml > options.capacity();
         switch (options.mode()) {
             case VLLM -> {
                 if (refused || tooLong) {
+                    // Older builds say "models's" (sic); newer ones "model's", and name the CPU backend too.
+                    String refusal = options.old()
+                            ? "ValueError: To serve at least one request with the models's max seq len (" + mml
+                                    + "), (" + gib(mml) + " GiB KV cache is needed, which is larger than the available"
+                                    + " KV cache memory (" + gib(limit) + " GiB). Based on the available memory, the"
+                                    + " estimated maximum model length is " + limit + ". Try increasing"
+                                    + " `gpu_memory_utilization` or decreasing `max_model_len` when initializing the"
+                                    + " engine."
+                            : "ValueError: To serve at least one request with the model's max seq len (" + mml
+                                    + "), (" + gib(mml) + " GiB KV cache is needed, which is larger than the available"
+                                    + " KV cache memory (" + gib(limit) + " GiB). Based on the available memory, the"
+                                    + " estimated maximum model length is " + limit + ". Try increasing"
+                                    + " `gpu_memory_utilization` (which also controls CPU memory on the CPU backend)"
+                                    + " or decreasing `max_model_len` when initializing the engine.";
                     die(
                             1,
                             "ERROR [core.py:708] EngineCore failed to start.",
                             "Traceback (most recent call last):",
-                            "ValueError: To serve at least one request with the models's max seq len (" + mml + "), ("
-                                    + gib(mml) + " GiB KV cache is needed, which is larger than the available KV cache"
-                                    + " memory (" + gib(limit) + " GiB). Based on the available memory, the estimated"
-                                    + " maximum model length is " + limit + ". Try increasing `gpu_memory_utilization`"
-                                    + " or decreasing `max_model_len` when initializing the engine.");
+                            refusal);
                 }
             }
             case LLAMACPP -> {
-                if (refused || tooLong) {
-                    die(
-                            1,
-                            "llama_kv_cache: failed to allocate buffer for kv cache",
-                            "llama_init_from_model: failed to initialize the context: failed to allocate buffer for kv"
-                                    + " cache",
-                            "common_init_from_params: failed to create context with model '" + MODEL + ".gguf'",
-                            "srv    load_model: failed to load model, '" + MODEL + ".gguf'");
+                if (llama.kvTooLarge()) {
+                    die(llama.exitCode(1), llama.kvFailure().toArray(String[]::new));
                 }
             }
             case TGI -> {
@@ -294,14 +369,20 @@ public final class TestEngine {
     }
 
     private void logReady() {
-        long mml = options.maxModelLen();
         long cap = options.capacity();
         String url = "http://" + options.host() + ":" + options.port();
         switch (options.mode()) {
             case VLLM -> {
-                info("GPU KV cache size: " + String.format(Locale.ROOT, "%,d", cap) + " tokens");
-                info(String.format(
-                        Locale.ROOT, "Maximum concurrency for %,d tokens per request: %.2fx", mml, (double) cap / mml));
+                String size = "GPU KV cache size: " + String.format(Locale.ROOT, "%,d", cap) + " tokens";
+                String concurrency = String.format(
+                        Locale.ROOT, "Maximum concurrency for %,d tokens per request: %.2fx", mml, (double) cap / mml);
+                if (options.old()) {
+                    info(size);
+                    info(concurrency);
+                } else {
+                    // Newer builds print both on one line.
+                    info(size + ", " + concurrency);
+                }
                 info("Starting vLLM API server 0 on " + url);
                 info("Application startup complete.");
             }
@@ -311,11 +392,7 @@ public final class TestEngine {
                         + " max_running_requests=1, context_len=" + mml);
                 info("The server is fired up and ready to roll!");
             }
-            case LLAMACPP -> {
-                info("llama_kv_cache: KV self size = " + Math.round(mml * KV_BYTES_PER_TOKEN / (1 << 20)) + " MiB");
-                info("slot   load_model: id  0 | task -1 | new slot, n_ctx_slot = " + mml);
-                info("main: server is listening on " + url + " - starting the main loop");
-            }
+            case LLAMACPP -> llama.ready(url).forEach(System.err::println);
             case LMDEPLOY -> info("Uvicorn running on " + url + " (Press CTRL+C to quit)");
             case TGI -> {
                 info("Setting max batch total tokens to " + cap);
@@ -332,6 +409,8 @@ public final class TestEngine {
             case "GET /health" -> health(exchange);
             case "GET /v1/models" -> models(exchange);
             case "GET /get_server_info" -> serverInfo(exchange);
+            case "GET /props" -> props(exchange);
+            case "GET /metrics" -> metrics(exchange);
             case "POST /v1/completions" -> completions(exchange);
             default -> send(exchange, 404, "{\"detail\":\"Not Found\"}");
         }
@@ -364,6 +443,10 @@ public final class TestEngine {
             unavailable(exchange);
             return;
         }
+        if (llama != null) {
+            send(exchange, 200, llama.models());
+            return;
+        }
         send(
                 exchange,
                 200,
@@ -372,14 +455,44 @@ public final class TestEngine {
                         "list",
                         "data",
                         List.of(object(
-                                "id",
-                                MODEL,
-                                "object",
-                                "model",
-                                "owned_by",
-                                "ctxprobe",
-                                "max_model_len",
-                                options.maxModelLen())))));
+                                "id", MODEL, "object", "model", "owned_by", "ctxprobe", "max_model_len", mml)))));
+    }
+
+    private void props(HttpExchange exchange) throws IOException {
+        if (llama == null) {
+            send(exchange, 404, "{\"detail\":\"Not Found\"}");
+        } else if (!ready) {
+            unavailable(exchange);
+        } else {
+            send(exchange, 200, llama.props());
+        }
+    }
+
+    /** vLLM's cache gauge (newer builds add kv_cache_size_tokens) and SGLang's pool gauges, in Prometheus text. */
+    private void metrics(HttpExchange exchange) throws IOException {
+        long cap = options.capacity();
+        String text;
+        switch (options.mode()) {
+            case VLLM -> {
+                String tokens = options.old() ? "" : "kv_cache_size_tokens=\"" + cap + "\",";
+                text = "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n"
+                        + "# TYPE vllm:cache_config_info gauge\n"
+                        + "vllm:cache_config_info{block_size=\"16\",cache_dtype=\"auto\",gpu_memory_utilization=\"0.9\","
+                        + tokens + "num_gpu_blocks=\"" + cap / 16 + "\"} 1.0\n";
+            }
+            case SGLANG ->
+                text = "# TYPE sglang:max_total_num_tokens gauge\nsglang:max_total_num_tokens{model_name=\"" + MODEL
+                        + "\"} " + cap + ".0\n# TYPE sglang:context_len gauge\nsglang:context_len{model_name=\""
+                        + MODEL + "\"} " + mml + ".0\n";
+            default -> {
+                send(exchange, 404, "{\"detail\":\"Not Found\"}");
+                return;
+            }
+        }
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        exchange.getResponseHeaders().set("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+        exchange.sendResponseHeaders(200, bytes.length);
+        exchange.getResponseBody().write(bytes);
     }
 
     private void serverInfo(HttpExchange exchange) throws IOException {
@@ -387,7 +500,6 @@ public final class TestEngine {
             send(exchange, 404, "{\"detail\":\"Not Found\"}");
             return;
         }
-        long mml = options.maxModelLen();
         send(
                 exchange,
                 200,
@@ -406,7 +518,7 @@ public final class TestEngine {
 
     /** SGLang's limit: a prompt must be shorter than this, so the longest allowed is min(len, capacity) - 2. */
     private long sglangMaxReqInputLen() {
-        return Math.min(options.maxModelLen(), options.capacity()) - 1;
+        return Math.min(mml, options.capacity()) - 1;
     }
 
     private void completions(HttpExchange exchange) throws IOException {
@@ -437,18 +549,54 @@ public final class TestEngine {
                 body.path("stream").asBoolean(false),
                 body.path("stream_options").path("include_usage").asBoolean(false));
         boolean truncating = options.has(Fault.TRUNCATE);
+        if (llama != null && !truncating) {
+            llamaCompletion(exchange, request, prompt);
+            return;
+        }
         if (!truncating && rejected(exchange, request)) {
             return;
         }
+        if (options.has(Fault.HANG_AT_CAPACITY)
+                && request.promptLen() + request.maxTokens() > CAPACITY_HANG * options.capacity()) {
+            // Admitted, never scheduled: no headers, no output, no error, no log line.
+            pause(Double.MAX_VALUE);
+        }
         long completionTokens = request.maxTokens();
-        if (options.mode() == Mode.LLAMACPP && !truncating) {
-            completionTokens = Math.min(completionTokens, options.maxModelLen() - promptLen);
-        } else if (options.mode() == Mode.LMDEPLOY
-                && !truncating
-                && promptLen + request.maxTokens() > options.maxModelLen()) {
+        if (options.mode() == Mode.LMDEPLOY && promptLen + request.maxTokens() > mml) {
             completionTokens = 0;
         }
-        answer(exchange, request, completionTokens);
+        answer(exchange, request, completionTokens, null);
+    }
+
+    /** llama.cpp: ids outside the vocabulary, a prompt that fills its slot (refused, or cut by context shift). */
+    private void llamaCompletion(HttpExchange exchange, Request request, JsonNode prompt) throws IOException {
+        if (prompt.isArray()) {
+            for (JsonNode id : prompt) {
+                if (!id.canConvertToLong() || id.asLong() < 0 || id.asLong() >= options.vocab()) {
+                    send(exchange, 400, LlamaCpp.invalidTokens());
+                    return;
+                }
+            }
+        }
+        long p = request.promptLen();
+        Long kept = null;
+        if (p >= llama.slotCtx) {
+            if (!llama.contextShift) {
+                if (request.stream() && llama.refusesInStream()) {
+                    startStream(exchange);
+                    OutputStream out = exchange.getResponseBody();
+                    out.write(("error: " + llama.tooLong(p) + "\n\n").getBytes(StandardCharsets.UTF_8));
+                    event(out, "[DONE]");
+                } else {
+                    send(exchange, 400, llama.tooLong(p));
+                }
+                return;
+            }
+            kept = llama.truncated(p);
+            System.err.println(llama.truncationLine(kept));
+        }
+        long used = kept != null ? kept : p;
+        answer(exchange, request, Math.max(1, Math.min(request.maxTokens(), llama.slotCtx - used)), kept);
     }
 
     /** A completion request as the engine understood it. */
@@ -458,7 +606,6 @@ public final class TestEngine {
     private boolean rejected(HttpExchange exchange, Request request) throws IOException {
         long p = request.promptLen();
         long m = request.maxTokens();
-        long mml = options.maxModelLen();
         switch (options.mode()) {
             case VLLM -> {
                 if (p + m > mml) {
@@ -501,25 +648,7 @@ public final class TestEngine {
                 }
             }
             case LLAMACPP -> {
-                if (p >= mml) {
-                    send(
-                            exchange,
-                            400,
-                            json(object(
-                                    "error",
-                                    object(
-                                            "code",
-                                            400,
-                                            "message",
-                                            "the request exceeds the available context size, try increasing it",
-                                            "type",
-                                            "exceed_context_size_error",
-                                            "n_prompt_tokens",
-                                            p,
-                                            "n_ctx",
-                                            mml))));
-                    return true;
-                }
+                // Handled in completions(): llama.cpp refuses, or truncates with context shift on.
             }
             case TGI -> {
                 if (p + m > mml) {
@@ -542,7 +671,9 @@ public final class TestEngine {
         return false;
     }
 
-    private void answer(HttpExchange exchange, Request request, long completionTokens) throws IOException {
+    /** Answers a request that is served; {@code reported} is the prompt length to report when the engine cut it. */
+    private void answer(HttpExchange exchange, Request request, long completionTokens, Long reported)
+            throws IOException {
         long p = request.promptLen();
         if (options.nnodes() > 1) {
             info("rank 0 of " + options.nnodes() + ": serving a completion of " + p + " prompt tokens");
@@ -557,7 +688,7 @@ public final class TestEngine {
         if (streamFault(exchange)) {
             return;
         }
-        long reportedPrompt = p;
+        long reportedPrompt = reported != null ? reported : p;
         if (options.has(Fault.TRUNCATE)) {
             reportedPrompt = Math.min(p, options.capacity());
         } else if (options.has(Fault.BOS)) {

@@ -168,7 +168,8 @@ class TestEngineIT {
 
     @Test
     void llamacppAnswers503WhileLoadingThen200AndRejectsAFullContext() throws Exception {
-        Engine engine = launch("--mode", "llamacpp", "-c", "64", "--startup-ms", "2000");
+        // The current build rounds -c up to a multiple of 256 and serves at most n_ctx - 1 prompt tokens.
+        Engine engine = launch("--mode", "llamacpp", "-c", "200", "--startup-ms", "2000");
 
         HttpResponse<String> loading = await().atMost(PROCESS_WAIT)
                 .pollInterval(Duration.ofMillis(20))
@@ -177,7 +178,7 @@ class TestEngineIT {
                 .orElseThrow();
         awaitReady(engine);
         HttpResponse<String> ready = get(engine, "/health");
-        HttpResponse<String> tooLong = post(engine, completion(64, 1, true), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> tooLong = post(engine, completion(256, 1, true), HttpResponse.BodyHandlers.ofString());
 
         assertThat(loading.statusCode()).isEqualTo(503);
         assertThat(loading.body())
@@ -185,10 +186,10 @@ class TestEngineIT {
         assertThat(ready.body()).isEqualTo("{\"status\":\"ok\"}");
         assertThat(tooLong.statusCode()).isEqualTo(400);
         assertThat(tooLong.body())
-                .isEqualTo("{\"error\":{\"code\":400,\"message\":\"the request exceeds the available context size, try"
-                        + " increasing it\",\"type\":\"exceed_context_size_error\",\"n_prompt_tokens\":64,"
-                        + "\"n_ctx\":64}}");
-        assertThat(engine.log()).contains("n_ctx = 64").contains("n_ctx_slot = 64");
+                .isEqualTo("{\"error\":{\"code\":400,\"message\":\"request (256 tokens) exceeds the available context"
+                        + " size (256 tokens), try increasing it\",\"type\":\"exceed_context_size_error\","
+                        + "\"n_prompt_tokens\":256,\"n_ctx\":256}}");
+        assertThat(engine.log()).contains("n_slots = 4, n_ctx_slot = 256, kv_unified = 'true'");
     }
 
     @Test
@@ -355,9 +356,9 @@ class TestEngineIT {
     }
 
     @ParameterizedTest(name = "{0}")
-    @CsvSource({"truncate, 80, 50", "bos, 40, 41"})
+    @CsvSource({"truncate, 300, 256", "bos, 40, 41"})
     void promptTokenFaultsReportAnotherCountThanSent(String fault, int sent, int reported) throws Exception {
-        Engine engine = launch("--mode", "llamacpp", "-c", "50", "--capacity", "50", "--fault", fault);
+        Engine engine = launch("--mode", "llamacpp", "-c", "256", "--capacity", "256", "--fault", fault);
         awaitReady(engine);
 
         HttpResponse<String> response = post(engine, completion(sent, 2, true), HttpResponse.BodyHandlers.ofString());

@@ -218,6 +218,20 @@ public final class LlamaServer implements AutoCloseable {
         return Files.readString(log, StandardCharsets.UTF_8);
     }
 
+    /**
+     * The log once it holds {@code text}, waiting up to 5 s: llama.cpp writes its log from a thread of its own, so
+     * a startup line may reach the file after /health already answers 200.
+     */
+    public String outputOnceItHas(String text) throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+        String out = output();
+        while (!out.contains(text) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+            out = output();
+        }
+        return out;
+    }
+
     /** Polls {@code /health} until it answers 200; fails when the server exits first or {@code timeout} passes. */
     public void awaitReady(Duration timeout) throws IOException, InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();

@@ -1,0 +1,304 @@
+package dev.ctxprobe.predict;
+
+import dev.ctxprobe.engine.EngineProfile;
+import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.experiment.Experiment;
+import dev.ctxprobe.experiment.Experiment.Backend;
+import dev.ctxprobe.experiment.ServerCommand;
+import dev.ctxprobe.hardware.Device;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * What every engine's sizing of one backend shares: the experiment's pad, alignment and load, the command at a
+ * target, and the model config, weights and accelerators, each looked up once, when a check first needs it, and
+ * recorded with its source (or as missing).
+ */
+final class BackendSetup {
+    /** The largest max_model_len engines accept, as the experiment loader checks it. */
+    static final long MAX_LENGTH = Integer.MAX_VALUE;
+
+    private static final long DEFAULT_ALIGN = 256;
+    /** Any target: the command is resolved here and one token above to see which flags follow the target. */
+    private static final long PROBE = 1_000_000;
+
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+
+    final Experiment experiment;
+    final Backend backend;
+    final EngineProfile profile;
+    final PredictInputs given;
+    final long pad;
+    final long align;
+    final int outputLen;
+    private final String at;
+    private final Facts base = new Facts();
+    private final Map<String, Boolean> follows = new HashMap<>();
+
+    private boolean configLooked;
+    private ModelConfig config;
+    private boolean weightsLooked;
+    private Long weights;
+    private boolean memoryLooked;
+    private Long memory;
+    private boolean devicesLooked;
+    private Integer devices;
+
+    BackendSetup(Experiment experiment, Backend backend, PredictInputs given) {
+        this.experiment = experiment;
+        this.backend = backend;
+        this.profile = EngineProfiles.get(backend.engine());
+        this.given = given;
+        this.pad = experiment.contextPad();
+        this.at = "backends[" + experiment.backends().indexOf(backend) + "]";
+        this.outputLen = experiment.load().outputLen();
+        Experiment.Frontier frontier = experiment.sweep().frontier();
+        this.align = frontier == null ? DEFAULT_ALIGN : frontier.align();
+        base.input("context_pad", Format.tokens(pad), Source.EXPERIMENT, "context_pad (1024 when not written)");
+        if (frontier == null) {
+            base.input("align", Format.tokens(align), Source.DEFAULT, "the frontier's default, no sweep.frontier");
+        } else {
+            base.input("align", Format.tokens(align), Source.EXPERIMENT, "sweep.frontier.align");
+        }
+        if (outputLen != 1) {
+            base.assume("the engines' prompt rules are written for one output token; load.output_len is " + outputLen
+                    + ", so the largest prompt is up to " + (outputLen - 1) + " tokens smaller");
+        }
+    }
+
+    /** The facts looked up so far (config, weights, memory), to put before an evaluation's own. */
+    Facts base() {
+        return base;
+    }
+
+    /** Where the backend is written: {@code backends[1]}. */
+    String at() {
+        return at;
+    }
+
+    /** The command's flags when the target is {@code target}. */
+    Flags flagsAt(long target) {
+        int port = backend.port() == null ? 0 : backend.port();
+        ServerCommand command = ServerCommand.resolve(experiment, backend, target, port);
+        return new Flags(command.argv(), at + ".command");
+    }
+
+    /**
+     * Whether the flag's value changes with the target (a template uses {max_model_len} or {target_len} in it),
+     * found by resolving the command at two targets.
+     */
+    boolean follows(String... names) {
+        String key = String.join(" ", names);
+        return follows.computeIfAbsent(key, k -> {
+            Flags.Found a = flagsAt(PROBE).find(names);
+            Flags.Found b = flagsAt(PROBE + 1).find(names);
+            return a != null && b != null && !a.value().equals(b.value());
+        });
+    }
+
+    /** How a context length read from the command relates to the target, for the lines that show it. */
+    String relation(long target, long length, boolean follows) {
+        if (!follows) {
+            return "fixed in the command";
+        }
+        if (length == target + pad) {
+            return "target + context_pad " + Format.tokens(pad);
+        }
+        return length == target ? "the target itself" : "follows the target";
+    }
+
+    /** The bound a prompt rule sets: the pad when the length follows the target, else the fixed flag. */
+    static Bound promptBound(boolean follows) {
+        return follows ? Bound.ENGINE_PAD : Bound.CONTEXT_FLAG;
+    }
+
+    String env(String name) {
+        return backend.env().get(name);
+    }
+
+    /** The model's config.json, or null (recorded as missing) when none is given or found. */
+    ModelConfig config() {
+        if (configLooked) {
+            return config;
+        }
+        configLooked = true;
+        Path file;
+        Source source;
+        String where;
+        if (given.modelConfig() != null) {
+            file = given.modelConfig();
+            source = Source.FLAG;
+            where = "--model-config";
+        } else if (backend.modelConfig() != null) {
+            file = relativeToExperiment(backend.modelConfig());
+            source = Source.EXPERIMENT;
+            where = at + ".model_config";
+        } else if (experiment.modelConfig() != null) {
+            file = relativeToExperiment(experiment.modelConfig());
+            source = Source.EXPERIMENT;
+            where = "model_config";
+        } else {
+            Path dir = modelDir();
+            file = dir == null ? null : dir.resolve("config.json");
+            source = Source.FILE;
+            where = "{model}/config.json";
+            if (file == null || !Files.isRegularFile(file)) {
+                base.missing(
+                        "model config",
+                        "no config.json in the model folder '" + experiment.model()
+                                + "': give 'model_config: PATH' in the experiment (or --model-config)");
+                return null;
+            }
+        }
+        try {
+            config = ModelConfig.read(file);
+            base.input("model config", file.toString(), source, where);
+            base.input("architecture", config.architecture(), Source.FILE, file.toString());
+        } catch (IOException e) {
+            base.missing("model config", file + " (" + where + ") cannot be used: " + e.getMessage());
+        }
+        return config;
+    }
+
+    /** The weights in bytes, or null (recorded as missing). */
+    Long weightsBytes() {
+        if (weightsLooked) {
+            return weights;
+        }
+        weightsLooked = true;
+        if (given.weightsGib() != null) {
+            weights = gib(given.weightsGib());
+            base.input("weights", Format.gib(weights), Source.FLAG, "--weights-gib");
+        } else if (backend.weightsGib() != null) {
+            weights = gib(backend.weightsGib());
+            base.input("weights", Format.gib(weights), Source.EXPERIMENT, at + ".weights_gib");
+        } else if (experiment.weightsGib() != null) {
+            weights = gib(experiment.weightsGib());
+            base.input("weights", Format.gib(weights), Source.EXPERIMENT, "weights_gib");
+        } else {
+            Path index = indexFile();
+            Long total = index == null ? null : totalSize(index);
+            if (total != null) {
+                weights = total;
+                base.input("weights", Format.gib(weights), Source.FILE, index + " metadata.total_size");
+            } else {
+                base.missing(
+                        "weights",
+                        "no model.safetensors.index.json with metadata.total_size beside the model config: give"
+                                + " 'weights_gib: N' in the experiment");
+            }
+        }
+        return weights;
+    }
+
+    /** Memory of one accelerator in bytes, or null (recorded as missing). */
+    Long memoryPerDevice() {
+        if (memoryLooked) {
+            return memory;
+        }
+        memoryLooked = true;
+        Experiment.HardwareSpec declared = experiment.hardware();
+        if (given.memoryGib() != null) {
+            memory = gib(given.memoryGib());
+            base.input("memory per device", Format.gib(memory), Source.FLAG, "--memory-gib");
+        } else if (declared != null && declared.memoryGib() != null) {
+            memory = gib(declared.memoryGib());
+            base.input("memory per device", Format.gib(memory), Source.EXPERIMENT, "hardware.memory_gib");
+        } else if (given.detected() != null && !given.detected().devices().isEmpty()) {
+            Long smallest = given.detected().devices().stream()
+                    .map(Device::memTotalMiB)
+                    .filter(Objects::nonNull)
+                    .min(Long::compare)
+                    .orElse(null);
+            if (smallest != null) {
+                memory = smallest << 20;
+                base.input(
+                        "memory per device",
+                        Format.gib(memory) + " (" + Format.tokens(smallest) + " MiB, the smallest device)",
+                        Source.DETECTED,
+                        given.detected().source());
+            }
+        }
+        if (memory == null) {
+            base.missing(
+                    "memory per device",
+                    "neither declared in the experiment nor detected on this machine: give 'hardware:"
+                            + " {memory_gib: N}'");
+        }
+        return memory;
+    }
+
+    /** Accelerators on the machine, or null when neither declared nor detected (not an error by itself). */
+    Integer devices() {
+        if (devicesLooked) {
+            return devices;
+        }
+        devicesLooked = true;
+        Experiment.HardwareSpec declared = experiment.hardware();
+        if (given.devices() != null) {
+            devices = given.devices();
+            base.input("devices", Integer.toString(devices), Source.FLAG, "--devices");
+        } else if (declared != null && declared.devices() != null) {
+            devices = declared.devices();
+            base.input("devices", Integer.toString(devices), Source.EXPERIMENT, "hardware.devices");
+        } else if (given.detected() != null && !given.detected().devices().isEmpty()) {
+            devices = given.detected().devices().size();
+            base.input(
+                    "devices",
+                    Integer.toString(devices),
+                    Source.DETECTED,
+                    given.detected().source());
+        }
+        return devices;
+    }
+
+    private Path modelDir() {
+        String model = experiment.model();
+        if (model == null || model.isBlank()) {
+            return null;
+        }
+        return Path.of(model);
+    }
+
+    private Path relativeToExperiment(String path) {
+        Path p = Path.of(path);
+        Path dir = experiment.file() == null
+                ? null
+                : experiment.file().toAbsolutePath().getParent();
+        return p.isAbsolute() || dir == null ? p : dir.resolve(p);
+    }
+
+    private Path indexFile() {
+        ModelConfig cfg = configLooked ? config : null;
+        if (cfg != null) {
+            Path beside = cfg.file().toAbsolutePath().getParent().resolve("model.safetensors.index.json");
+            if (Files.isRegularFile(beside)) {
+                return beside;
+            }
+        }
+        Path dir = modelDir();
+        Path inModel = dir == null ? null : dir.resolve("model.safetensors.index.json");
+        return inModel != null && Files.isRegularFile(inModel) ? inModel : null;
+    }
+
+    private static Long totalSize(Path index) {
+        try {
+            JsonNode size =
+                    JSON.readTree(Files.readString(index)).path("metadata").path("total_size");
+            return size.isNumber() && size.asLong() > 0 ? size.asLong() : null;
+        } catch (IOException | JacksonException e) {
+            return null;
+        }
+    }
+
+    static long gib(double gib) {
+        return Math.round(gib * Format.GIB);
+    }
+}

@@ -1,0 +1,16 @@
+package dev.ctxprobe.predict;
+
+import java.util.List;
+
+/**
+ * The predictions for every backend of one experiment, and the sweep targets that cannot fit the model.
+ *
+ * @param file the experiment file, as given
+ */
+public record Plan(String experiment, String file, List<BackendPrediction> backends, List<TargetWarning> warnings) {
+
+    public Plan {
+        backends = List.copyOf(backends);
+        warnings = List.copyOf(warnings);
+    }
+}

@@ -1,0 +1,217 @@
+package dev.ctxprobe.predict;
+
+import dev.ctxprobe.experiment.Experiment;
+import dev.ctxprobe.experiment.Experiment.Backend;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+import java.util.stream.Collectors;
+
+/**
+ * Predicts, launching nothing, the largest target each backend of an experiment will serve: the engine's rules are
+ * applied to the command resolved at a target, and the largest multiple of the frontier's {@code align} they all
+ * accept is found by bisection. Rules are taken to be monotonic in the target, as the engines' arithmetic is (vLLM's
+ * available memory itself can move with max_model_len, issue 25350: a launch still decides).
+ */
+public final class Predictor {
+    private Predictor() {}
+
+    /** Every backend's prediction and the sweep targets that cannot fit the model. */
+    public static Plan plan(Experiment experiment, PredictInputs inputs) {
+        List<BackendPrediction> predictions = new ArrayList<>();
+        for (Backend b : experiment.backends()) {
+            predictions.add(predict(experiment, b, inputs));
+        }
+        return new Plan(
+                experiment.name(),
+                experiment.file() == null ? "" : experiment.file().toString(),
+                predictions,
+                unreachableTargets(experiment, inputs));
+    }
+
+    /** The prediction for one backend of {@code experiment}. */
+    public static BackendPrediction predict(Experiment experiment, Backend backend, PredictInputs inputs) {
+        BackendSetup s = new BackendSetup(experiment, backend, inputs);
+        EngineModel model = model(s);
+        if (model == null) {
+            return new BackendPrediction(
+                    backend.name(),
+                    backend.engine(),
+                    null,
+                    Bound.UNKNOWN,
+                    "nothing is predicted for an endpoint that is already running: ctxprobe launches nothing",
+                    null,
+                    s.align,
+                    s.pad,
+                    null,
+                    List.of(),
+                    s.base().inputs(),
+                    List.of(),
+                    List.of());
+        }
+        long align = s.align;
+        long steps = (BackendSetup.MAX_LENGTH - s.pad) / align;
+        Evaluation first = model.evaluate(align);
+        if (!first.fits()) {
+            Long largest = align > 1 && model.evaluate(1).fits()
+                    ? largestFitting(model, 1, align - 1, Evaluation::fits)
+                    : null;
+            Check failure = first.failure();
+            List<String> lines = new ArrayList<>(first.details());
+            lines.add("at target " + Format.tokens(align) + ": " + failure.line());
+            String summary;
+            Bound bound;
+            if (largest != null) {
+                bound = Bound.ALIGNMENT;
+                summary = "no multiple of align " + Format.tokens(align) + " fits; the largest target that fits is "
+                        + Format.tokens(largest);
+                lines.add(summary);
+            } else {
+                bound = failure.bound();
+                summary = "no target fits: at target " + Format.tokens(align) + ", " + failure.line();
+            }
+            return build(s, null, bound, summary, largest, first, lines);
+        }
+        Evaluation top = model.evaluate(steps * align);
+        if (top.fits()) {
+            Facts facts = s.base().plus(first.facts());
+            String missing = facts.missing().stream().map(Missing::name).collect(Collectors.joining(", "));
+            String summary = "no limit is known from the inputs there are"
+                    + (missing.isEmpty() ? "" : " (missing: " + missing + ")");
+            List<String> lines = new ArrayList<>(first.details());
+            first.checks().forEach(c -> lines.add("at target " + Format.tokens(align) + ": " + c.line()));
+            return build(s, null, Bound.UNKNOWN, summary, null, first, lines);
+        }
+        long lo = 1;
+        long hi = steps;
+        while (hi - lo > 1) {
+            long mid = lo + (hi - lo) / 2;
+            if (model.evaluate(mid * align).fits()) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        long target = lo * align;
+        Evaluation best = lo == 1 ? first : model.evaluate(target);
+        Evaluation next = model.evaluate(hi * align);
+        Check failure = next.failure();
+        long largest = largestFitting(model, target, target + align - 1, Evaluation::fits);
+
+        List<String> lines = new ArrayList<>(best.details());
+        best.checks().forEach(c -> lines.add("at target " + Format.tokens(target) + ": " + c.line()));
+        lines.add("at the next target " + Format.tokens(next.target()) + ": " + failure.line());
+        if (largest > target) {
+            lines.add("the largest target that fits is " + Format.tokens(largest) + "; aligned down to "
+                    + Format.tokens(align) + ": " + Format.tokens(target));
+        }
+        String summary =
+                Format.tokens(target) + " tokens, set by " + failure.bound().label() + ": at the next target "
+                        + Format.tokens(next.target()) + ", " + failure.line();
+        return build(s, target, failure.bound(), summary, largest, best, lines);
+    }
+
+    /**
+     * The targets of the experiment's sweep that a backend cannot serve because their context is above the model's
+     * own limit, whatever the memory: {@code validate} warns about them.
+     */
+    public static List<TargetWarning> unreachableTargets(Experiment experiment, PredictInputs inputs) {
+        List<TargetWarning> warnings = new ArrayList<>();
+        for (Backend b : experiment.backends()) {
+            BackendSetup s = new BackendSetup(experiment, b, inputs);
+            EngineModel model = model(s);
+            if (model == null) {
+                continue;
+            }
+            Predicate<Evaluation> withinModel =
+                    e -> e.checks().stream().noneMatch(c -> c.bound() == Bound.MODEL_CONFIG && !c.passes());
+            Long allowed = null;
+            for (Target t : sweepTargets(experiment)) {
+                Evaluation e = model.evaluate(t.target());
+                if (withinModel.test(e)) {
+                    continue;
+                }
+                if (allowed == null) {
+                    allowed =
+                            withinModel.test(model.evaluate(1)) ? largestFitting(model, 1, t.target(), withinModel) : 0;
+                }
+                Check failure = e.checks().stream()
+                        .filter(c -> c.bound() == Bound.MODEL_CONFIG && !c.passes())
+                        .findFirst()
+                        .orElseThrow();
+                warnings.add(new TargetWarning(
+                        b.name(),
+                        t.path(),
+                        t.target(),
+                        t.path() + ": target " + Format.tokens(t.target()) + " cannot be served by " + b.name()
+                                + " whatever the memory (" + failure.line() + "); the largest target the model allows"
+                                + " is " + Format.tokens(allowed)));
+            }
+        }
+        return warnings;
+    }
+
+    private record Target(String path, long target) {}
+
+    private static List<Target> sweepTargets(Experiment e) {
+        List<Target> targets = new ArrayList<>();
+        Experiment.Sweep sweep = e.sweep();
+        if (sweep.strategy() == Experiment.Strategy.LIST) {
+            for (int i = 0; i < sweep.targets().size(); i++) {
+                targets.add(
+                        new Target("sweep.targets[" + i + "]", sweep.targets().get(i)));
+            }
+            return targets;
+        }
+        for (int i = 0; i < sweep.curve().size(); i++) {
+            targets.add(new Target("sweep.curve[" + i + "]", sweep.curve().get(i)));
+        }
+        targets.add(new Target("sweep.frontier.max", sweep.frontier().max()));
+        return targets;
+    }
+
+    /** The largest target in {@code [from, to]} that {@code accepts}, given that {@code from} does. */
+    private static long largestFitting(EngineModel model, long from, long to, Predicate<Evaluation> accepts) {
+        long lo = from;
+        long hi = to + 1;
+        while (hi - lo > 1) {
+            long mid = lo + (hi - lo) / 2;
+            if (accepts.test(model.evaluate(mid))) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    private static EngineModel model(BackendSetup s) {
+        return switch (s.backend.engine()) {
+            case "vllm" -> new VllmModel(s);
+            case "sglang", "sglang-kunlun" -> new SglangModel(s);
+            case "llamacpp" -> new LlamaCppModel(s);
+            case "embedded" -> new EmbeddedModel(s);
+            case "openai" -> null;
+            default -> new ConfigOnlyModel(s);
+        };
+    }
+
+    private static BackendPrediction build(
+            BackendSetup s, Long target, Bound bound, String summary, Long largest, Evaluation at, List<String> lines) {
+        Facts facts = s.base().plus(at.facts());
+        return new BackendPrediction(
+                s.backend.name(),
+                s.backend.engine(),
+                target,
+                bound,
+                summary,
+                largest,
+                s.align,
+                s.pad,
+                at.kv(),
+                lines,
+                facts.inputs(),
+                facts.missing(),
+                facts.assumptions());
+    }
+}
