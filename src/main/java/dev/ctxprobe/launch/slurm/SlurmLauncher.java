@@ -187,6 +187,9 @@ public final class SlurmLauncher implements Launcher {
         private volatile boolean serving;
         private volatile boolean stopRequested;
         private volatile boolean hurry;
+        /** The stop gave up on Slurm's word (its controller did not answer): the ledger keeps the job for later. */
+        private volatile boolean abandoned;
+
         private StopReport stopped;
 
         Job(LaunchSpec spec, String id, String name, Path batchLog, Ledger.Entry entry, long submittedNanos) {
@@ -200,7 +203,7 @@ public final class SlurmLauncher implements Launcher {
 
         /** The watcher: asks Slurm for the job until it has ended, keeping the last state seen. */
         void watch() {
-            while (!ended.isDone()) {
+            while (!ended.isDone() && !abandoned) {
                 Slurm.Answer a = Slurm.job(id);
                 if (a.job() != null) {
                     JobInfo j = a.job();
@@ -427,8 +430,10 @@ public final class SlurmLauncher implements Launcher {
             Termination how = ended.getNow(null);
             if (how != null) {
                 ledger.remove(entry);
-                live.remove(this);
+            } else {
+                abandoned = true;
             }
+            live.remove(this);
             // Slurm sends KILL itself at KillWait; a job that ended before then left on TERM.
             boolean clean = endedByItself || (how != null && !killed && took.compareTo(killWait()) < 0);
             stopped = new StopReport(clean && how != null, List.of(), how, took, null);
