@@ -1,54 +1,160 @@
 package dev.ctxprobe.cli;
 
 import dev.ctxprobe.explore.RunListener;
+import dev.ctxprobe.explore.StepPhase;
+import dev.ctxprobe.launch.ServerLog;
 import dev.ctxprobe.report.FrontierLine;
 import dev.ctxprobe.results.Frontier;
 import dev.ctxprobe.results.ResultDocument;
 import dev.ctxprobe.results.Scenario;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 
 /**
  * The run's terminal output: one line per step as it finishes, then a closing table led by the frontier line of
- * each backend. It prints only; the results are saved whether or not anyone listens.
+ * each backend. While a step runs there are signs of life: on a terminal its line is redrawn twice a second with
+ * the phase (queued, launching, loading, ready, prefill, decoding, stopping), the time in it and the server log's
+ * latest line; without a terminal (or under CI) a plain line is printed every 30 s that a phase lasts. With backends
+ * explored at once ({@code run --parallel}) each live step has its line, drawn as a block below the finished ones.
+ * It prints only; the results are saved whether or not anyone listens.
+ *
+ * <p>Drawn by hand rather than with a progress library: one line, rewritten with a carriage return and ANSI's
+ * erase-to-end-of-line, cut to the terminal's width, is all it takes. JLine would bring a megabyte and native
+ * terminal access for that; progressbar (built on JLine) writes carriage-return frames into files and CI logs too,
+ * where the plain lines belong.
  */
-final class Console implements RunListener {
+final class Console implements RunListener, AutoCloseable {
+    /** How often a terminal's line is redrawn: the spinner moves each time, so the line changes twice a second. */
+    static final long REDRAW_MS = 500;
+
+    /** How often a plain line repeats while one phase lasts. */
+    static final long PLAIN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(30);
+
+    private static final String ERASE_TO_END = "\u001B[K";
+    /** ANSI: to the start of the line N lines up ({@code %d}), then erase to the end of the screen. */
+    private static final String UP_AND_ERASE = "\u001B[%dF\u001B[J";
+
+    private static final char[] SPINNER = {'|', '/', '-', '\\'};
+
     private final PrintStream out;
     private final boolean quiet;
     private final boolean verbose;
     private final boolean live;
+    private final LongSupplier clock;
+    private final int width;
     private final boolean together;
-    /** With backends explored at once: the line of each live step, by backend, drawn below the finished ones. */
-    private final Map<String, String> running = new LinkedHashMap<>();
-
     private int steps;
+    /** The live steps by backend: one at a time, or one per backend explored at once. */
+    private final Map<String, Running> running = new ConcurrentHashMap<>();
+    /** Lines of the block of live steps drawn below the finished ones (backends at once, on a terminal). */
+    private int drawn;
+
+    private Thread ticker;
+    private boolean closed;
+
+    /** A phase and when it began, swapped whole so that request threads never wait for the drawing thread. */
+    private record PhaseState(StepPhase phase, long sinceNanos, Path log) {}
+
+    /** The step on screen: what explore said last, and when; the rest belongs to the ticker. */
+    private static final class Running {
+        final int number;
+        final String backend;
+        final long target;
+        final long startedNanos;
+        final AtomicReference<PhaseState> state;
+        long plainPhaseSince;
+        long lastPlainNanos;
+        int frame;
+
+        Running(int number, String backend, long target, long now) {
+            this.number = number;
+            this.backend = backend;
+            this.target = target;
+            this.startedNanos = now;
+            this.state = new AtomicReference<>(new PhaseState(null, now, null));
+            this.plainPhaseSince = now;
+            this.lastPlainNanos = now;
+        }
+    }
 
     /**
      * @param stepsSoFar the steps already in the document (a resumed run counts on from them)
      * @param together backends are explored at once, so several steps are live at a time
      */
     Console(PrintStream out, boolean quiet, boolean verbose, int stepsSoFar, boolean together) {
+        // On a terminal the step's line is drawn and finished in place; CI logs and files get whole lines.
+        this(
+                out,
+                quiet,
+                verbose,
+                stepsSoFar,
+                System.console() != null && System.getenv("CI") == null,
+                System::nanoTime,
+                together);
+    }
+
+    Console(PrintStream out, boolean quiet, boolean verbose, int stepsSoFar, boolean live, LongSupplier clock) {
+        this(out, quiet, verbose, stepsSoFar, live, clock, false);
+    }
+
+    Console(
+            PrintStream out,
+            boolean quiet,
+            boolean verbose,
+            int stepsSoFar,
+            boolean live,
+            LongSupplier clock,
+            boolean together) {
         this.out = out;
         this.quiet = quiet;
         this.verbose = verbose;
         this.steps = stepsSoFar;
+        this.live = live;
+        this.clock = clock;
         this.together = together;
-        // On a terminal the step's line starts at launch and is finished in place; CI logs get whole lines.
-        this.live = System.console() != null && System.getenv("CI") == null;
+        this.width = live ? terminalWidth() : 0;
     }
 
     @Override
     public void runStarted(String experiment, Path runDir) {
         if (!quiet) {
             out.println("ctxprobe " + dev.ctxprobe.run.Version.of() + ": " + experiment + " -> " + runDir);
+            startTicker();
         }
+    }
+
+    private synchronized void startTicker() {
+        if (ticker != null || closed) {
+            return;
+        }
+        ticker = Thread.ofPlatform().daemon().name("ctxprobe-progress").start(() -> {
+            long period = live ? REDRAW_MS : 250;
+            while (!Thread.currentThread().isInterrupted()) {
+                try {
+                    Thread.sleep(period);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                tick();
+            }
+        });
     }
 
     @Override
     public synchronized void stepStarting(String backend, long target, long maxModelLen) {
+        Running r = new Running(steps + running.size() + 1, backend, target, clock.getAsLong());
+        running.put(backend, r);
         if (quiet) {
             return;
         }
@@ -60,28 +166,186 @@ final class Console implements RunListener {
                     backend,
                     target,
                     maxModelLen);
-        } else if (live && together) {
-            eraseRunning();
-            running.put(backend, String.format(Locale.ROOT, "    %-10s %,11d  ...", backend, target));
-            drawRunning();
+        }
+        if (live && together) {
+            drawBlock(Map.of());
         } else if (live) {
-            out.printf(Locale.ROOT, "[%d] %-10s %,11d  ...", steps + 1, backend, target);
+            draw(r, null);
+        }
+    }
+
+    // Called on request threads too, right after a first token: no lock, no I/O, an allocation only on a change.
+    @Override
+    public void stepPhase(String backend, long target, StepPhase phase, Path log) {
+        Running r = running.get(backend);
+        if (r == null) {
+            return;
+        }
+        r.state.updateAndGet(old -> {
+            if (old.phase() != phase) {
+                return new PhaseState(phase, clock.getAsLong(), log != null ? log : old.log());
+            }
+            return log != null && old.log() == null ? new PhaseState(phase, old.sinceNanos(), log) : old;
+        });
+    }
+
+    /** Redraws the terminal's line, or prints a plain line when a phase has lasted another 30 s. */
+    void tick() {
+        if (quiet || running.isEmpty()) {
+            return;
+        }
+        // Read before taking the lock: the logs are files, and the steps' own threads print under the lock.
+        Map<Running, String> logLines = new HashMap<>();
+        for (Running r : running.values()) {
+            Path log = r.state.get().log();
+            String line = log == null ? null : ServerLog.latestLine(log).orElse(null);
+            if (line != null) {
+                logLines.put(r, line);
+            }
+        }
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            if (live && together) {
+                drawBlock(logLines);
+                return;
+            }
+            for (Running r : running.values()) {
+                tick(r, logLines.get(r));
+            }
+        }
+    }
+
+    private void tick(Running r, String logLine) {
+        PhaseState state = r.state.get();
+        if (live) {
+            draw(r, logLine);
+            return;
+        }
+        long now = clock.getAsLong();
+        if (r.plainPhaseSince != state.sinceNanos()) {
+            r.plainPhaseSince = state.sinceNanos();
+            r.lastPlainNanos = state.sinceNanos();
+        }
+        if (state.phase() != null && now - r.lastPlainNanos >= PLAIN_EVERY_NANOS) {
+            r.lastPlainNanos = now;
+            out.println(head(r.number, r.backend, r.target) + state.phase().id() + " for "
+                    + elapsed(now - state.sinceNanos()) + (logLine == null ? "" : ": " + logLine));
             out.flush();
         }
+    }
+
+    // The live steps, one line each in the order they started, in place of the block drawn before.
+    private void drawBlock(Map<Running, String> logLines) {
+        eraseBlock();
+        List<Running> shown = running.values().stream()
+                .sorted(Comparator.comparingInt(r -> r.number))
+                .toList();
+        for (Running r : shown) {
+            PhaseState state = r.state.get();
+            long now = clock.getAsLong();
+            r.frame++;
+            out.println(fit(
+                    progressLine(
+                            r.number,
+                            r.backend,
+                            r.target,
+                            state.phase(),
+                            now - state.sinceNanos(),
+                            now - r.startedNanos,
+                            SPINNER[r.frame % SPINNER.length],
+                            logLines.get(r)),
+                    width));
+        }
+        drawn = shown.size();
+        out.flush();
+    }
+
+    private void eraseBlock() {
+        if (drawn > 0) {
+            out.print(String.format(Locale.ROOT, UP_AND_ERASE, drawn));
+            drawn = 0;
+        }
+    }
+
+    private void draw(Running r, String logLine) {
+        PhaseState state = r.state.get();
+        long now = clock.getAsLong();
+        r.frame++;
+        String line = progressLine(
+                r.number,
+                r.backend,
+                r.target,
+                state.phase(),
+                now - state.sinceNanos(),
+                now - r.startedNanos,
+                SPINNER[r.frame % SPINNER.length],
+                logLine);
+        out.print("\r" + fit(line, width) + ERASE_TO_END);
+        out.flush();
+    }
+
+    /** {@code [3] vllm 262,144  loading 1 min 05 s | Loading safetensors checkpoint shards: 45% Completed}. */
+    static String progressLine(
+            int n,
+            String backend,
+            long target,
+            StepPhase phase,
+            long phaseNanos,
+            long stepNanos,
+            char spinner,
+            String logLine) {
+        StringBuilder s = new StringBuilder(head(n, backend, target));
+        s.append(spinner).append(' ');
+        if (phase == null) {
+            s.append("starting ").append(elapsed(stepNanos));
+        } else {
+            s.append(phase.id()).append(' ').append(elapsed(phaseNanos));
+            if (stepNanos - phaseNanos >= TimeUnit.SECONDS.toNanos(1)) {
+                s.append(" (step ").append(elapsed(stepNanos)).append(')');
+            }
+        }
+        if (logLine != null) {
+            s.append("  | ").append(logLine);
+        }
+        return s.toString();
+    }
+
+    private static String head(int n, String backend, long target) {
+        return String.format(Locale.ROOT, "[%d] %-10s %,11d  ", n, backend, target);
+    }
+
+    /** {@code 42 s}, {@code 3 min 05 s}, {@code 1 h 02 min}. */
+    static String elapsed(long nanos) {
+        long s = Math.max(0, TimeUnit.NANOSECONDS.toSeconds(nanos));
+        if (s < 60) {
+            return s + " s";
+        }
+        if (s < 3600) {
+            return String.format(Locale.ROOT, "%d min %02d s", s / 60, s % 60);
+        }
+        return String.format(Locale.ROOT, "%d h %02d min", s / 3600, s % 3600 / 60);
+    }
+
+    // A line longer than the terminal wraps, and a carriage return then rewrites only its last part.
+    static String fit(String line, int width) {
+        int max = Math.max(20, width - 1);
+        return line.length() <= max ? line : line.substring(0, max - 1) + "…";
     }
 
     @Override
     public synchronized void stepFinished(Scenario s, ResultDocument doc) {
         // Numbered by the document, so a resumed run and skipped steps count on from where they stand.
         steps = doc.scenarios().size();
+        running.remove(s.backend());
         if (quiet) {
             return;
         }
-        if (live && !verbose && together) {
-            eraseRunning();
-            running.remove(s.backend());
-        } else if (live && !verbose) {
-            out.print("\r");
+        if (live && together) {
+            eraseBlock();
+        } else if (live) {
+            out.print("\r" + ERASE_TO_END);
         }
         out.println(stepLine(steps, s));
         if (s.server() != null && !s.server().leftoverPids().isEmpty()) {
@@ -91,20 +355,9 @@ final class Console implements RunListener {
         if (verbose && s.failure() != null) {
             s.failure().evidence().forEach(l -> out.println("      | " + l));
         }
-        if (live && !verbose && together) {
-            drawRunning();
+        if (live && together) {
+            drawBlock(Map.of());
         }
-    }
-
-    // The live steps' lines sit below the finished ones; each change redraws them in place (ANSI: up, clear).
-    private void eraseRunning() {
-        if (!running.isEmpty()) {
-            out.print("\033[" + running.size() + "F\033[J");
-        }
-    }
-
-    private void drawRunning() {
-        running.values().forEach(out::println);
         out.flush();
     }
 
@@ -112,7 +365,7 @@ final class Console implements RunListener {
     public void backendFinished(String backend, Frontier frontier, ResultDocument doc) {}
 
     static String stepLine(int n, Scenario s) {
-        String head = String.format(Locale.ROOT, "[%d] %-10s %,11d  ", n, s.backend(), s.targetLen());
+        String head = head(n, s.backend(), s.targetLen());
         if (s.success() && s.metrics() != null) {
             return head
                     + String.format(
@@ -134,6 +387,7 @@ final class Console implements RunListener {
 
     /** The closing summary: frontier lines first, then a table of every step. */
     void summary(ResultDocument doc, Path runDir) {
+        close();
         if (quiet) {
             frontierLines(doc);
             return;
@@ -166,6 +420,30 @@ final class Console implements RunListener {
         out.println("results: " + runDir.resolve("results.json"));
     }
 
+    /** Stops the progress display; a line drawn in place is cleared. */
+    @Override
+    public void close() {
+        Thread t;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            t = ticker;
+            if (live && together && !quiet) {
+                eraseBlock();
+                out.flush();
+            } else if (live && !running.isEmpty() && !quiet) {
+                out.print("\r" + ERASE_TO_END);
+                out.flush();
+            }
+            running.clear();
+        }
+        if (t != null) {
+            t.interrupt();
+        }
+    }
+
     private void frontierLines(ResultDocument doc) {
         int width =
                 doc.frontier().keySet().stream().mapToInt(String::length).max().orElse(6);
@@ -177,5 +455,32 @@ final class Console implements RunListener {
         return ms >= 1_000
                 ? String.format(Locale.ROOT, "%.2f s", ms / 1000)
                 : String.format(Locale.ROOT, "%.1f ms", ms);
+    }
+
+    /** The terminal's columns: {@code COLUMNS} when exported, else what {@code stty} says, else 80. */
+    private static int terminalWidth() {
+        String columns = System.getenv("COLUMNS");
+        if (columns != null && columns.matches("\\d{2,4}")) {
+            return Integer.parseInt(columns);
+        }
+        try {
+            Process stty = new ProcessBuilder("stty", "size")
+                    .redirectInput(
+                            ProcessBuilder.Redirect.from(Path.of("/dev/tty").toFile()))
+                    .redirectError(ProcessBuilder.Redirect.DISCARD)
+                    .start();
+            String said = new String(stty.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).strip();
+            if (stty.waitFor(2, TimeUnit.SECONDS) && said.matches("\\d+ \\d+")) {
+                int cols = Integer.parseInt(said.substring(said.indexOf(' ') + 1));
+                if (cols >= 20) {
+                    return cols;
+                }
+            }
+        } catch (IOException e) {
+            // No stty or no terminal to ask: the default below.
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return 80;
     }
 }

@@ -1,5 +1,14 @@
 package dev.ctxprobe.cli;
 
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -25,11 +34,22 @@ public final class Main implements Runnable {
     public static final int USAGE = 2;
     public static final int INTERRUPTED = 130;
 
+    // picocli names the Java type a value did not convert to: "'abc' is not an int".
+    private static final Pattern NOT_A_TYPE = Pattern.compile("is not an? (int|long|short|byte|float|double)\\b");
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
-        System.exit(execute(args));
+        int code;
+        try {
+            code = execute(args);
+        } catch (Throwable t) {
+            // An Error (a native library that does not load) escapes picocli; without this exit, a live
+            // non-daemon thread (serve's HTTP server) would keep the JVM running after main has died.
+            code = unexpected(t);
+        }
+        System.exit(code);
     }
 
     /** Runs a command line and returns its exit code; tests call this instead of {@link #main}. */
@@ -40,6 +60,8 @@ public final class Main implements Runnable {
     static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Main());
         cl.setExitCodeExceptionMapper(t -> t instanceof CommandLine.ParameterException ? USAGE : FAILED);
+        cl.setParameterExceptionHandler(Main::badCommandLine);
+        cl.setExecutionExceptionHandler((e, cmd, parsed) -> unexpected(e));
         return cl;
     }
 
@@ -59,5 +81,74 @@ public final class Main implements Runnable {
     /** A message to the user on stderr, prefixed with the program's name. */
     static void err(String message) {
         System.err.println("ctxprobe: " + message);
+    }
+
+    /** One sentence about what was wrong on the command line and where help is, instead of picocli's usage dump. */
+    private static int badCommandLine(CommandLine.ParameterException e, String[] args) {
+        CommandLine cmd = e.getCommandLine();
+        String name = cmd.getCommandSpec().qualifiedName();
+        PrintWriter err = cmd.getErr();
+        err.println(name + ": " + commandLineProblem(e));
+        err.println("Try '" + name + " --help' for more information.");
+        err.flush();
+        return USAGE;
+    }
+
+    static String commandLineProblem(CommandLine.ParameterException e) {
+        CommandLine cmd = e.getCommandLine();
+        if (e instanceof CommandLine.UnmatchedArgumentException u
+                && !u.getUnmatched().isEmpty()) {
+            String first = u.getUnmatched().getFirst();
+            List<String> suggestions = u.getSuggestions();
+            String hint = suggestions.isEmpty() ? "" : "; did you mean " + String.join(" or ", suggestions) + "?";
+            if (first.startsWith("-")) {
+                return "unknown option '" + first + "'" + hint;
+            }
+            if (cmd.getParent() == null) {
+                return "unknown command '" + first + "'; the commands are "
+                        + String.join(", ", cmd.getSubcommands().keySet()) + hint;
+            }
+            List<CommandLine.Model.PositionalParamSpec> positional =
+                    cmd.getCommandSpec().positionalParameters();
+            return positional.isEmpty()
+                    ? "'" + first + "' is not expected here: this command takes options only"
+                    : "'" + first + "' is one argument too many: give "
+                            + positional.getLast().paramLabel()
+                            + (positional.getLast().arity().max > 1 ? " arguments" : " once");
+        }
+        if (e instanceof CommandLine.MissingParameterException m
+                && !m.getMissing().isEmpty()) {
+            CommandLine.Model.ArgSpec missing = m.getMissing().getFirst();
+            if (missing instanceof CommandLine.Model.OptionSpec o) {
+                return o.longestName() + " needs a value: " + o.longestName() + " " + o.paramLabel();
+            }
+        }
+        String message = e.getMessage() == null ? "the command line is not valid" : e.getMessage();
+        Matcher m = NOT_A_TYPE.matcher(message);
+        if (m.find()) {
+            boolean whole = !m.group(1).equals("float") && !m.group(1).equals("double");
+            message = m.replaceFirst(whole ? "is not a whole number" : "is not a number");
+        }
+        return message;
+    }
+
+    /**
+     * A fault of ctxprobe's own reached the top: one line for the user, the trace in a file for the bug report. A
+     * stack trace on the terminal tells a user nothing they can act on.
+     */
+    static int unexpected(Throwable t) {
+        String what = t.getMessage() == null ? "no detail" : t.getMessage();
+        String where;
+        try {
+            Path file = Files.createTempFile("ctxprobe-error-", ".txt");
+            StringWriter trace = new StringWriter();
+            t.printStackTrace(new PrintWriter(trace));
+            Files.writeString(file, trace.toString(), StandardCharsets.UTF_8);
+            where = "please report it with " + file;
+        } catch (IOException | RuntimeException notWritten) {
+            where = "please report it with the command that caused it";
+        }
+        err("an unexpected error stopped ctxprobe (" + what + "); this is a bug in ctxprobe, " + where);
+        return FAILED;
     }
 }

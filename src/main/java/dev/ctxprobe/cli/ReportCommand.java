@@ -1,5 +1,6 @@
 package dev.ctxprobe.cli;
 
+import dev.ctxprobe.experiment.FileReason;
 import dev.ctxprobe.report.Format;
 import dev.ctxprobe.report.ReportInput;
 import dev.ctxprobe.report.Reports;
@@ -92,7 +93,8 @@ public final class ReportCommand implements Callable<Integer> {
                 }
             }
         } catch (IOException e) {
-            err.println("ctxprobe report: cannot write the report: " + e.getMessage());
+            String where = e instanceof java.nio.file.FileSystemException f && f.getFile() != null ? f.getFile() : "it";
+            err.println("ctxprobe report: cannot write " + where + " (" + FileReason.of(e) + "); give another --out");
             return Main.FAILED;
         }
         return Main.OK;

@@ -2,9 +2,12 @@ package dev.ctxprobe.cli;
 
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
+import dev.ctxprobe.experiment.FileReason;
 import dev.ctxprobe.explore.Exploration;
 import dev.ctxprobe.explore.Plan;
+import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.run.Experiments;
+import dev.ctxprobe.run.Preflight;
 import dev.ctxprobe.run.Run;
 import dev.ctxprobe.run.RunFolder;
 import java.io.IOException;
@@ -75,6 +78,17 @@ final class RunCommand implements Callable<Integer> {
                 Main.err("--parallel is how many backends run at once: 1 or more, not " + parallel);
                 return Main.USAGE;
             }
+            if (resume != null && file != null) {
+                Main.err("give either EXPERIMENT.yaml or --resume RUN_DIR, not both: --resume continues a run with"
+                        + " the experiment kept in its folder (" + RunFolder.EXPERIMENT_COPY + ")");
+                return Main.USAGE;
+            }
+            if (file != null && RunFolder.isRunFolder(file)) {
+                Main.err(file + " is a run folder: continue it with 'ctxprobe run --resume " + file
+                        + "', or start a new run of its experiment with 'ctxprobe run "
+                        + file.resolve(RunFolder.EXPERIMENT_COPY) + "'");
+                return Main.USAGE;
+            }
             Experiment e;
             if (resume != null) {
                 folder = RunFolder.resume(resume, notices);
@@ -84,6 +98,8 @@ final class RunCommand implements Callable<Integer> {
             }
             if (dryRun) {
                 ValidateCommand.printPlan(Plan.of(e), verbose, stdout);
+                ValidateCommand.printFindings(
+                        Preflight.check(e, null, HardwareProbe.system(), System.getenv()), stdout);
                 return Main.OK;
             }
             notices.forEach(stdout::println);
@@ -94,12 +110,19 @@ final class RunCommand implements Callable<Integer> {
         } catch (IllegalArgumentException | RunFolder.Refused err) {
             Main.err(err.getMessage());
             return Main.USAGE;
+        } catch (Preflight.Refused refused) {
+            refused.findings().problems().forEach(Main::err);
+            Main.err("nothing was launched");
+            return Main.USAGE;
         } catch (Exploration.ResumeMismatch mismatch) {
             Main.err("the steps in " + resume + " do not fit its experiment (" + mismatch.getMessage()
                     + "); restore the folder's experiment.yaml and results.json, or start a new run");
             return Main.USAGE;
-        } catch (IOException | UncheckedIOException err) {
-            Main.err(err.getMessage());
+        } catch (IOException err) {
+            Main.err(ioProblem(err));
+            return Main.FAILED;
+        } catch (UncheckedIOException err) {
+            Main.err(ioProblem(err.getCause()));
             return Main.FAILED;
         } finally {
             if (folder != null) {
@@ -112,21 +135,28 @@ final class RunCommand implements Callable<Integer> {
         }
     }
 
+    // The path and the system's reason; a Java I/O exception's message is often the path alone.
+    private static String ioProblem(IOException e) {
+        String path = e instanceof java.nio.file.FileSystemException f && f.getFile() != null ? f.getFile() + ": " : "";
+        return path + FileReason.of(e) + "; the results written so far are kept";
+    }
+
     private Experiment overridden(Experiment e) {
         Experiment chosen = strategy == null ? e : e.withStrategy(strategy);
         return onlyBackends.isEmpty() ? chosen : chosen.withBackends(onlyBackends);
     }
 
     private int execute(Experiment e, RunFolder folder, PrintStream stdout)
-            throws IOException, RunFolder.Refused, Exploration.ResumeMismatch {
+            throws IOException, RunFolder.Refused, Exploration.ResumeMismatch, Preflight.Refused {
         int before = folder == null ? 0 : folder.results().scenarios().size();
-        Console console = new Console(stdout, quiet, verbose, before, parallel > 1);
-        Run run = new Run(console, stdout::println, parallel);
         Run.Result result;
-        try (Interrupts ignored = Interrupts.install(Thread.currentThread())) {
-            result = folder == null ? run.start(e, Experiments.text(file), file, out) : run.resume(folder, e);
+        try (Console console = new Console(stdout, quiet, verbose, before, parallel > 1)) {
+            Run run = new Run(console, stdout::println, parallel);
+            try (Interrupts ignored = Interrupts.install(Thread.currentThread())) {
+                result = folder == null ? run.start(e, Experiments.text(file), file, out) : run.resume(folder, e);
+            }
+            console.summary(result.document(), result.dir());
         }
-        console.summary(result.document(), result.dir());
         if (result.report() != null && !quiet) {
             stdout.println("report:  " + result.report());
         }

@@ -1,11 +1,13 @@
 package dev.ctxprobe.cli;
 
+import de.kherud.llama.LlamaBridge;
 import dev.ctxprobe.embedded.EmbeddedServer;
 import dev.ctxprobe.embedded.GgufInfo;
 import dev.ctxprobe.embedded.KvBudget;
 import dev.ctxprobe.embedded.LlamaEngine;
 import dev.ctxprobe.embedded.ModelShape;
 import dev.ctxprobe.embedded.OpenAiServer;
+import dev.ctxprobe.experiment.FileReason;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
@@ -90,7 +92,10 @@ public final class ServeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             return usageError(e.getMessage());
         } catch (IOException e) {
-            return usageError("--model: " + e.getMessage());
+            return usageError("--model: "
+                    + (e instanceof GgufInfo.InvalidGgufException
+                            ? e.getMessage()
+                            : model + " cannot be read (" + FileReason.of(e) + "); give the path of a GGUF file"));
         }
         OpenAiServer server;
         try {
@@ -101,6 +106,14 @@ public final class ServeCommand implements Callable<Integer> {
         } catch (LlamaEngine.ContextAllocationException e) {
             System.out.println(EmbeddedServer.PREFIX + "llama.cpp could not allocate the context: " + e.getMessage());
             return ALLOCATION_FAILED;
+        } catch (EmbeddedServer.BindFailedException e) {
+            spec.commandLine().getErr().println("ctxprobe serve: " + e.getMessage());
+            spec.commandLine().getErr().flush();
+            return Main.USAGE;
+        } catch (LlamaBridge.NativeLibraryException e) {
+            return failed(e.getMessage());
+        } catch (IOException e) {
+            return failed("cannot prepare the model (" + FileReason.of(e) + "): " + e.getMessage());
         }
         CountDownLatch stopped = new CountDownLatch(1);
         // On SIGTERM the JVM runs hooks then exits; llama.cpp's native thread would otherwise keep it alive after main.
@@ -113,6 +126,12 @@ public final class ServeCommand implements Callable<Integer> {
                         "ctxprobe-serve-shutdown"));
         stopped.await();
         return Main.OK;
+    }
+
+    private int failed(String message) {
+        spec.commandLine().getErr().println("ctxprobe serve: " + message);
+        spec.commandLine().getErr().flush();
+        return Main.FAILED;
     }
 
     // Returned, not thrown: Main maps exceptions thrown by a command to exit code 1, bad input must give 2.

@@ -3,7 +3,9 @@ package dev.ctxprobe.cli;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
 import dev.ctxprobe.explore.Plan;
+import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.run.Experiments;
+import dev.ctxprobe.run.Preflight;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.Locale;
@@ -37,7 +39,22 @@ final class ValidateCommand implements Callable<Integer> {
             return Main.USAGE;
         }
         printPlan(Plan.of(e), argv, System.out);
+        printFindings(Preflight.check(e, null, HardwareProbe.system(), System.getenv()), System.out);
         return Main.OK;
+    }
+
+    /**
+     * What {@code run} would refuse or warn about on this machine. The file is valid whatever they say: it may be
+     * meant for another machine, so they do not change the exit code here.
+     */
+    static void printFindings(Preflight.Findings found, PrintStream out) {
+        if (found.problems().isEmpty() && found.warnings().isEmpty()) {
+            return;
+        }
+        out.println();
+        out.println("on this machine:");
+        found.problems().forEach(p -> out.println("  run would refuse: " + p));
+        found.warnings().forEach(w -> out.println("  warning: " + w));
     }
 
     /** The plan as {@code validate} and {@code run --dry-run} print it. */

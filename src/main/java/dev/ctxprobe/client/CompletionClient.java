@@ -77,6 +77,11 @@ public final class CompletionClient implements AutoCloseable {
 
     /** Sends one request and reads its stream to the end; never throws for a server's misbehaviour. */
     public RequestRecord send(CompletionRequest request) {
+        return send(request, RequestObserver.NONE);
+    }
+
+    /** Sends one request, telling {@code observer} when it goes out and when its first token arrives. */
+    public RequestRecord send(CompletionRequest request, RequestObserver observer) {
         SendTiming timing = new SendTiming();
         Request.Builder builder = new Request.Builder();
         if (authorization != null) {
@@ -92,6 +97,11 @@ public final class CompletionClient implements AutoCloseable {
                 .tag(SendTiming.class, timing)
                 .build();
         StreamReading reading = new StreamReading();
+        if (observer != RequestObserver.NONE) {
+            reading.onFirstToken = () -> observer.firstToken(request.index(), request.warmup());
+        }
+        // Before the clock starts: what the observer does costs the measurement nothing.
+        observer.sending(request.index(), request.warmup());
         long start = System.nanoTime();
         Call call = http.newCall(httpRequest);
         try (Response response = call.execute()) {

@@ -25,11 +25,18 @@ public final class LoadRunner {
 
     private final LoadPlan plan;
     private final CompletionClient client;
+    private final RequestObserver observer;
     private volatile boolean cancelled;
     private volatile Thread runningThread;
 
     public LoadRunner(LoadPlan plan) {
+        this(plan, RequestObserver.NONE);
+    }
+
+    /** A runner that tells {@code observer} when each request goes out and when its first token arrives. */
+    public LoadRunner(LoadPlan plan, RequestObserver observer) {
         this.plan = plan;
+        this.observer = observer;
         this.client = new CompletionClient(plan.baseUrl(), plan.requestTimeout(), plan.maxConcurrency(), plan.apiKey());
     }
 
@@ -50,7 +57,7 @@ public final class LoadRunner {
                 // Keys after the measured ones, so no warm-up shares a prefix with a measured request.
                 CompletionRequest request = request(i, true, plan.numPrompts() + (long) i);
                 checkCancelled();
-                RequestRecord r = await(List.of(threads.submit(() -> client.send(request))))
+                RequestRecord r = await(List.of(threads.submit(() -> client.send(request, observer))))
                         .getFirst();
                 warmups.add(r);
                 if (!r.ok()) {
@@ -107,7 +114,7 @@ public final class LoadRunner {
                     }
                     // Built in its slot, so at most max_concurrency bodies of a 10M-token prompt are held at once;
                     // still before send(), where the clock starts.
-                    RequestRecord r = client.send(request(index, false, index));
+                    RequestRecord r = client.send(request(index, false, index), observer);
                     if (r.outcome() == RequestOutcome.TIMEOUT || r.outcome() == RequestOutcome.CONNECTION_FAILED) {
                         // A hung or dead server: requests not yet sent would each wait out the timeout too.
                         abandoned.set(true);

@@ -42,6 +42,9 @@ final class StreamReading {
     long tFirst;
     long tLast;
     CountingSource counting;
+    /** Run once, right after the first token's arrival was stamped; null for none. */
+    Runnable onFirstToken;
+
     private double[] itlMs = new double[16];
     private byte[] line = new byte[1024];
 
@@ -211,6 +214,9 @@ final class StreamReading {
                 itlMs[choiceEvents - 1] = (arrival - tLast) / 1e6;
             } else {
                 tFirst = arrival;
+                if (onFirstToken != null) {
+                    onFirstToken.run();
+                }
             }
             tLast = arrival;
             choiceEvents++;

@@ -1,8 +1,12 @@
 package dev.ctxprobe.embedded;
 
+import de.kherud.llama.LlamaBridge;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.BindException;
+import java.net.SocketException;
 import java.nio.file.Path;
+import java.util.Locale;
 
 /**
  * {@code ctxprobe serve}: checks the KV budget, binds the port (503 while loading), loads llama.cpp and serves until
@@ -24,6 +28,15 @@ public final class EmbeddedServer {
         }
     }
 
+    /** The port cannot be bound; the message says which and why, in one sentence. */
+    public static final class BindFailedException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        BindFailedException(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
     private EmbeddedServer() {}
 
     /**
@@ -31,8 +44,8 @@ public final class EmbeddedServer {
      * budget is exceeded, and with llama.cpp's own cause when it cannot allocate the context.
      */
     public static OpenAiServer start(Options o, PrintStream out)
-            throws IOException, InterruptedException, KvBudgetExceededException,
-                    LlamaEngine.ContextAllocationException {
+            throws IOException, InterruptedException, KvBudgetExceededException, LlamaEngine.ContextAllocationException,
+                    BindFailedException, LlamaBridge.NativeLibraryException {
         boolean demo = o.model() == null;
         Path modelFile = demo ? DemoModel.ensure(o.shape()) : o.model();
         ModelShape shape = demo ? o.shape() : GgufInfo.read(modelFile).shape(modelName(modelFile));
@@ -43,16 +56,39 @@ public final class EmbeddedServer {
             throw new KvBudgetExceededException(budget.refusalLine(ctx));
         }
         String modelId = demo ? "ctxprobe-" + shape.name() : shape.name();
-        OpenAiServer server = OpenAiServer.start(o.host(), o.port(), modelId, shape.vocabSize());
+        // Before binding: a library that does not load must end the process, not leave a server at 503 forever.
+        LlamaBridge.loadNativeLibrary();
+        OpenAiServer server = bind(o, modelId, shape.vocabSize());
         try {
             server.attach(LlamaEngine.load(modelFile, ctx, o.threads(), demo));
-        } catch (LlamaEngine.ContextAllocationException | RuntimeException e) {
+        } catch (LlamaEngine.ContextAllocationException | RuntimeException | Error e) {
+            // The HTTP server's thread is not a daemon: left open, it would keep a failed process alive.
             server.close();
             throw e;
         }
         out.println(PREFIX + "ready on http://" + o.host() + ":" + server.port() + " (ctx-size " + ctx + ", model "
                 + modelFile + ")");
         return server;
+    }
+
+    private static OpenAiServer bind(Options o, String modelId, int vocabSize) throws IOException, BindFailedException {
+        try {
+            return OpenAiServer.start(o.host(), o.port(), modelId, vocabSize);
+        } catch (BindException e) {
+            throw new BindFailedException(
+                    String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT).contains("already in use")
+                            ? "port " + o.port() + " on " + o.host() + " is already in use; stop the process holding"
+                                    + " it or choose another with --port (0 picks a free one)"
+                            : "cannot listen on " + o.host() + ":" + o.port() + " (" + e.getMessage() + "); give an"
+                                    + " address of this machine with --host, e.g. 127.0.0.1 or 0.0.0.0",
+                    e);
+        } catch (SocketException | IllegalArgumentException e) {
+            // An unknown host name arrives unresolved and fails here.
+            throw new BindFailedException(
+                    "cannot listen on " + o.host() + ":" + o.port() + " (" + e.getMessage() + "); give an address of"
+                            + " this machine with --host, e.g. 127.0.0.1 or 0.0.0.0",
+                    e);
+        }
     }
 
     private static String modelName(Path file) {

@@ -11,6 +11,7 @@ import java.util.HexFormat;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Predicate;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -19,8 +20,10 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The OpenAI-compatible HTTP face of the embedded engine: {@code /health}, {@code /v1/models}, {@code
- * /v1/completions} (vLLM's JSON and SSE shapes) and llama-server's {@code /tokenize}. Answers 503 until an engine is
- * attached.
+ * /v1/completions} (vLLM's JSON and SSE shapes) and {@code /tokenize} (vLLM's {@code prompt} or llama-server's {@code
+ * content}). Answers 503 until an engine is attached. Every error, whatever its status, has the shape of vLLM's
+ * current OpenAI server, {@code {"error": {"message", "type", "param", "code"}}} with the HTTP status as {@code
+ * code}, so a client written against vLLM reads it the same way.
  */
 public final class OpenAiServer implements AutoCloseable {
     static final int DEFAULT_MAX_TOKENS = 16;
@@ -31,6 +34,7 @@ public final class OpenAiServer implements AutoCloseable {
     private final ExecutorService executor;
     private final String modelId;
     private final int vocabSize;
+    private final long startedAt = System.currentTimeMillis() / 1000;
     private volatile LlamaEngine engine;
 
     private OpenAiServer(HttpServer http, ExecutorService executor, String modelId, int vocabSize) {
@@ -47,10 +51,18 @@ public final class OpenAiServer implements AutoCloseable {
         ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
         http.setExecutor(executor);
         OpenAiServer server = new OpenAiServer(http, executor, modelId, vocabSize);
-        http.createContext("/health", server.guarded(server::health));
-        http.createContext("/v1/models", server.guarded(server::models));
-        http.createContext("/v1/completions", server.guarded(server::completions));
-        http.createContext("/tokenize", server.guarded(server::tokenize));
+        // Contexts match by prefix: each route checks its exact path, and any other path is a JSON 404.
+        http.createContext("/", server.guarded(Route.NONE, (ex, engine) -> {
+            throw notFound(ex);
+        }));
+        http.createContext("/health", server.guarded(Route.exact("/health", "GET"), server::health));
+        http.createContext(
+                "/v1/models",
+                server.guarded(
+                        new Route(p -> p.equals("/v1/models") || p.startsWith("/v1/models/"), "GET"), server::models));
+        http.createContext(
+                "/v1/completions", server.guarded(Route.exact("/v1/completions", "POST"), server::completions));
+        http.createContext("/tokenize", server.guarded(Route.exact("/tokenize", "POST"), server::tokenize));
         http.start();
         return server;
     }
@@ -70,33 +82,74 @@ public final class OpenAiServer implements AutoCloseable {
         executor.shutdownNow();
     }
 
-    /** A request the client got wrong: answered with 400 and an OpenAI-style error. */
-    static final class BadRequest extends Exception {
+    /** A request answered with an error: its HTTP status, vLLM's error type and the parameter at fault. */
+    static final class Refused extends Exception {
         private static final long serialVersionUID = 1L;
-        final String code;
+        final int status;
+        final String type;
+        final String param;
 
-        BadRequest(String message, String code) {
+        Refused(int status, String type, String message, String param) {
             super(message);
-            this.code = code;
+            this.status = status;
+            this.type = type;
+            this.param = param;
+        }
+    }
+
+    private static Refused badRequest(String message, String param) {
+        return new Refused(400, "BadRequestError", message, param);
+    }
+
+    private static Refused notFound(HttpExchange ex) {
+        return new Refused(
+                404,
+                "NotFoundError",
+                "Not Found: " + ex.getRequestURI().getPath() + " (this server answers GET /health, GET /v1/models,"
+                        + " POST /v1/completions and POST /tokenize)",
+                null);
+    }
+
+    private static Refused modelNotFound(String name) {
+        return new Refused(404, "NotFoundError", "The model `" + name + "` does not exist.", "model");
+    }
+
+    /** The paths and the method a handler answers: another path under its prefix is a 404, another method a 405. */
+    private record Route(Predicate<String> path, String method) {
+        static final Route NONE = new Route(p -> false, "GET");
+
+        static Route exact(String path, String method) {
+            return new Route(path::equals, method);
         }
     }
 
     private interface Handler {
-        void handle(HttpExchange ex, LlamaEngine engine) throws IOException, BadRequest, InterruptedException;
+        void handle(HttpExchange ex, LlamaEngine engine) throws IOException, Refused, InterruptedException;
     }
 
-    private HttpHandler guarded(Handler handler) {
+    private HttpHandler guarded(Route route, Handler handler) {
         return ex -> {
             // Not try-with-resources: the exchange must stay open for the error answer in the catch clause.
             try {
+                if (!route.path().test(ex.getRequestURI().getPath())) {
+                    throw notFound(ex);
+                }
+                if (!ex.getRequestMethod().equalsIgnoreCase(route.method())) {
+                    ex.getResponseHeaders().set("Allow", route.method());
+                    throw new Refused(
+                            405,
+                            "MethodNotAllowedError",
+                            "Method Not Allowed: " + ex.getRequestMethod() + " "
+                                    + ex.getRequestURI().getPath() + "; use " + route.method(),
+                            null);
+                }
                 LlamaEngine current = engine;
                 if (current == null) {
-                    send(ex, 503, error("Loading model", "unavailable_error", null));
-                    return;
+                    throw new Refused(503, "ServiceUnavailableError", "Loading model", null);
                 }
                 handler.handle(ex, current);
-            } catch (BadRequest e) {
-                send(ex, 400, error(e.getMessage(), "invalid_request_error", e.code));
+            } catch (Refused e) {
+                send(ex, e.status, error(e.getMessage(), e.type, e.param, e.status));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             } finally {
@@ -110,52 +163,96 @@ public final class OpenAiServer implements AutoCloseable {
         send(ex, 200, ok);
     }
 
-    private void models(HttpExchange ex, LlamaEngine engine) throws IOException, BadRequest {
-        requireMethod(ex, "GET");
+    private void models(HttpExchange ex, LlamaEngine engine) throws IOException, Refused {
+        String path = ex.getRequestURI().getPath();
+        if (path.startsWith("/v1/models/")) {
+            String id = path.substring("/v1/models/".length());
+            if (!id.equals(modelId)) {
+                throw modelNotFound(id);
+            }
+            send(ex, 200, modelCard(engine));
+            return;
+        }
         ObjectNode list = JSON.createObjectNode().put("object", "list");
-        list.putArray("data")
-                .addObject()
-                .put("id", modelId)
-                .put("object", "model")
-                .put("owned_by", "ctxprobe")
-                .put("max_model_len", engine.contextSize());
+        list.putArray("data").add(modelCard(engine));
         send(ex, 200, list);
     }
 
-    private void tokenize(HttpExchange ex, LlamaEngine engine) throws IOException, BadRequest {
-        requireMethod(ex, "POST");
+    // vLLM's model card: OpenAI's id, object, created and owned_by, and vLLM's root, parent and max_model_len.
+    private ObjectNode modelCard(LlamaEngine engine) {
+        ObjectNode m = JSON.createObjectNode()
+                .put("id", modelId)
+                .put("object", "model")
+                .put("created", startedAt)
+                .put("owned_by", "ctxprobe")
+                .put("root", modelId);
+        m.putNull("parent");
+        m.put("max_model_len", engine.contextSize());
+        return m;
+    }
+
+    /**
+     * vLLM's {@code prompt} (answered in vLLM's shape, with {@code count} and {@code max_model_len}) or llama-server's
+     * {@code content} (answered in its shape). No BOS either way: this engine adds none to a text prompt, so the count
+     * is the {@code prompt_tokens} a completion of the same text reports.
+     */
+    private void tokenize(HttpExchange ex, LlamaEngine engine) throws IOException, Refused {
         JsonNode body = readBody(ex);
-        JsonNode content = body.get("content");
-        if (content == null || !content.isString()) {
-            throw new BadRequest("'content' must be a string", null);
+        checkModel(body);
+        boolean vllm = body.has("prompt");
+        String name = vllm ? "prompt" : "content";
+        JsonNode text = body.get(name);
+        if (text == null || !text.isString()) {
+            throw badRequest("'" + name + "' must be a string, e.g. {\"prompt\": \"some text\"}", name);
         }
+        int[] ids = engine.tokenize(text.asString());
         ObjectNode out = JSON.createObjectNode();
+        if (vllm) {
+            out.put("count", ids.length).put("max_model_len", engine.contextSize());
+        }
         ArrayNode tokens = out.putArray("tokens");
-        for (int id : engine.tokenize(content.asString())) {
+        for (int id : ids) {
             tokens.add(id);
+        }
+        if (vllm) {
+            out.putNull("token_strs");
         }
         send(ex, 200, out);
     }
 
-    private void completions(HttpExchange ex, LlamaEngine engine) throws IOException, BadRequest, InterruptedException {
-        requireMethod(ex, "POST");
+    // vLLM answers only to the name it serves; a request that names no model gets that one.
+    private void checkModel(JsonNode body) throws Refused {
+        JsonNode model = body.get("model");
+        if (model != null
+                && !model.isNull()
+                && !(model.isString() && model.asString().equals(modelId))) {
+            throw modelNotFound(model.isString() ? model.asString() : model.toString());
+        }
+    }
+
+    private void completions(HttpExchange ex, LlamaEngine engine) throws IOException, Refused, InterruptedException {
         JsonNode body = readBody(ex);
+        checkModel(body);
+        int n = intField(body, "n", 1);
+        if (n != 1) {
+            throw badRequest(
+                    "n must be 1: this server runs one completion per request; send " + n + " requests instead", "n");
+        }
         int[] ids = promptIds(body.get("prompt"), engine);
         int maxTokens = intField(body, "max_tokens", DEFAULT_MAX_TOKENS);
         if (maxTokens < 1) {
-            throw new BadRequest("max_tokens must be at least 1, got " + maxTokens, null);
+            throw badRequest("max_tokens must be at least 1, got " + maxTokens, "max_tokens");
         }
         int nCtx = engine.contextSize();
-        if (ids.length >= nCtx) {
-            throw new BadRequest(
-                    "prompt of " + ids.length + " tokens exceeds the context of " + nCtx + " tokens",
-                    "context_length_exceeded");
-        }
-        if ((long) ids.length + maxTokens > nCtx) {
-            throw new BadRequest(
-                    "prompt of " + ids.length + " tokens plus max_tokens " + maxTokens + " exceeds the context of "
-                            + nCtx + " tokens",
-                    "context_length_exceeded");
+        long requested = (long) ids.length + maxTokens;
+        if (requested > nCtx) {
+            // The prompt and every token to generate must fit: with max_tokens m the longest prompt is n_ctx - m.
+            throw badRequest(
+                    "This model's maximum context length is " + nCtx + " tokens. However, you requested " + requested
+                            + " tokens (" + ids.length + " in the prompt, " + maxTokens + " in the completion): with"
+                            + " max_tokens " + maxTokens + " a prompt can have at most " + Math.max(0, nCtx - maxTokens)
+                            + " tokens.",
+                    ids.length >= nCtx ? "prompt" : "max_tokens");
         }
         double temperature = body.path("temperature").asDouble(1.0);
         long seed = body.path("seed").asLong(ThreadLocalRandom.current().nextInt());
@@ -208,7 +305,7 @@ public final class OpenAiServer implements AutoCloseable {
             // Headers are gone already: report in the stream, as vLLM and SGLang do.
             event(
                     body,
-                    error(String.valueOf(e.getMessage()), "internal_error", null)
+                    error("the engine failed: " + e.getMessage(), "InternalServerError", null, 500)
                             .toString());
             event(body, "[DONE]");
             return;
@@ -254,14 +351,19 @@ public final class OpenAiServer implements AutoCloseable {
                 .put("completion_tokens", done.completionTokens());
     }
 
-    private int[] promptIds(JsonNode prompt, LlamaEngine engine) throws BadRequest {
+    private int[] promptIds(JsonNode prompt, LlamaEngine engine) throws Refused {
         if (prompt == null || prompt.isNull()) {
-            throw new BadRequest("'prompt' is required", null);
+            throw badRequest("'prompt' is required: a string or a list of token ids", "prompt");
         }
-        // OpenAI allows a batch of one: ["text"] or [[ids]].
         if (prompt.isArray()
-                && prompt.size() == 1
+                && !prompt.isEmpty()
                 && (prompt.get(0).isString() || prompt.get(0).isArray())) {
+            // OpenAI's batch, ["text", ...] or [[ids], ...]: one prompt is served, more would need a choice each.
+            if (prompt.size() > 1) {
+                throw badRequest(
+                        "a batch of " + prompt.size() + " prompts is not served here: send one prompt per request",
+                        "prompt");
+            }
             prompt = prompt.get(0);
         }
         int[] ids;
@@ -271,54 +373,60 @@ public final class OpenAiServer implements AutoCloseable {
             ids = new int[prompt.size()];
             for (int i = 0; i < ids.length; i++) {
                 JsonNode t = prompt.get(i);
-                if (!t.isIntegralNumber() || t.asLong() < 0 || t.asLong() >= vocabSize) {
-                    throw new BadRequest(
+                if (!t.isIntegralNumber()) {
+                    throw badRequest(
+                            "'prompt' is a list of token ids, but position " + i + " holds " + t
+                                    + ": give one string or one list of whole numbers",
+                            "prompt");
+                }
+                if (t.asLong() < 0 || t.asLong() >= vocabSize) {
+                    throw badRequest(
                             "token id " + t + " at position " + i + " is out of vocabulary [0, " + vocabSize + ")",
-                            null);
+                            "prompt");
                 }
                 ids[i] = t.asInt();
             }
         } else {
-            throw new BadRequest("'prompt' must be a string or a list of token ids", null);
+            throw badRequest("'prompt' must be a string or a list of token ids", "prompt");
         }
         if (ids.length == 0) {
-            throw new BadRequest("'prompt' is empty", null);
+            throw badRequest("'prompt' is empty: give at least one token", "prompt");
         }
         return ids;
     }
 
-    private static int intField(JsonNode body, String name, int fallback) throws BadRequest {
+    private static int intField(JsonNode body, String name, int fallback) throws Refused {
         JsonNode n = body.get(name);
         if (n == null || n.isNull()) {
             return fallback;
         }
         if (!n.isIntegralNumber() || !n.canConvertToInt()) {
-            throw new BadRequest("'" + name + "' must be an integer, got " + n, null);
+            throw badRequest("'" + name + "' must be a whole number, got " + n, name);
         }
         return n.asInt();
     }
 
-    private static JsonNode readBody(HttpExchange ex) throws IOException, BadRequest {
+    private static JsonNode readBody(HttpExchange ex) throws IOException, Refused {
         try {
             JsonNode body = JSON.readTree(ex.getRequestBody());
             if (body == null || !body.isObject()) {
-                throw new BadRequest("the request body must be a JSON object", null);
+                throw badRequest("the request body must be a JSON object", null);
             }
             return body;
         } catch (JacksonException e) {
-            throw new BadRequest("invalid JSON body: " + e.getOriginalMessage(), null);
+            throw badRequest("invalid JSON body: " + e.getOriginalMessage(), null);
         }
     }
 
-    private static void requireMethod(HttpExchange ex, String method) throws BadRequest {
-        if (!ex.getRequestMethod().equalsIgnoreCase(method)) {
-            throw new BadRequest(ex.getRequestMethod() + " not allowed here, use " + method, null);
-        }
-    }
-
-    private static ObjectNode error(String message, String type, String code) {
+    private static ObjectNode error(String message, String type, String param, int status) {
         ObjectNode root = JSON.createObjectNode();
-        root.putObject("error").put("message", message).put("type", type).put("code", code);
+        ObjectNode error = root.putObject("error").put("message", message).put("type", type);
+        if (param == null) {
+            error.putNull("param");
+        } else {
+            error.put("param", param);
+        }
+        error.put("code", status);
         return root;
     }
 

@@ -71,9 +71,7 @@ public final class EngineProfiles {
             HintKind.PROMPT_LEN);
     private static final ResponseRule TGI_INPUTS =
             reject("inputs`? must have less than " + NUM + " tokens", HintKind.PROMPT_LEN);
-    private static final ResponseRule EMBEDDED_CONTEXT = reject(
-            "context_length_exceeded|exceeds the context of " + NUM + " tokens",
-            "exceeds the context of " + NUM + " tokens");
+    private static final ResponseRule EMBEDDED_CONTEXT = reject("maximum context length is " + NUM + " tokens");
     // Any engine, any version: the answer says the input is too long but names no number we know.
     private static final ResponseRule TOO_LONG = new ResponseRule(
             pattern("too long|too many tokens|longer than|exceeds?\\b[^.]{0,40}\\b(context|length|max_model_len"
@@ -294,6 +292,12 @@ public final class EngineProfiles {
                             List.of(),
                             f -> "llama.cpp could not allocate the context (" + quote(f)
                                     + "); lower --ctx-size or free memory"))
+                    .startup(rule(
+                            FailureClass.PORT_BUSY,
+                            "ctxprobe serve: port \\d+ on \\S+ is already in use",
+                            List.of(),
+                            f -> "the port was taken between the check and the launch (" + quote(f)
+                                    + "); leave the port out to let ctxprobe pick one"))
                     .startup(rule(
                             FailureClass.CONFIG_REJECTED,
                             "unknown option|invalid value for option|missing required",

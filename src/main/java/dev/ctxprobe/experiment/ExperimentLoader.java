@@ -143,16 +143,39 @@ public final class ExperimentLoader {
 
     /** Loads and checks one file. */
     public Experiment load(Path file) throws ExperimentError {
+        if (Files.isDirectory(file)) {
+            throw new ExperimentError(file, 0, 0, folderInstead(file));
+        }
         String text;
         try {
             text = Files.readString(file, StandardCharsets.UTF_8);
         } catch (java.nio.file.NoSuchFileException e) {
             throw new ExperimentError(
                     file, 0, 0, "no such file: give the path of an experiment file (see experiments/)");
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new ExperimentError(file, 0, 0, "this is not a text file in UTF-8: give a YAML experiment file");
         } catch (IOException e) {
-            throw new ExperimentError(file, 0, 0, "cannot read the experiment file (" + e + ")");
+            throw new ExperimentError(
+                    file, 0, 0, "cannot read the experiment file (" + FileReason.of(e) + "); check its permissions");
         }
         return parse(file, text);
+    }
+
+    private static String folderInstead(Path dir) {
+        List<String> yaml = new ArrayList<>();
+        try (var files = Files.list(dir)) {
+            files.map(p -> p.getFileName().toString())
+                    .filter(n -> n.endsWith(".yaml") || n.endsWith(".yml"))
+                    .sorted()
+                    .forEach(yaml::add);
+        } catch (IOException | java.io.UncheckedIOException unreadable) {
+            // Without a listing the sentence still says what to give.
+        }
+        if (yaml.isEmpty()) {
+            return "this is a folder: give the path of an experiment file (see experiments/)";
+        }
+        return "this is a folder: give one of its experiment files, e.g. " + dir.resolve(yaml.getFirst())
+                + (yaml.size() > 1 ? " (it holds " + String.join(", ", yaml) + ")" : "");
     }
 
     /** Checks text as if it were the content of {@code file}. */
@@ -161,13 +184,13 @@ public final class ExperimentLoader {
         try {
             where = SourceMap.of(MAPPER, text);
         } catch (JacksonException e) {
-            throw translate(file, e, null);
+            throw translate(file, e, null, text);
         }
         ExperimentFile raw;
         try {
             raw = MAPPER.readValue(text, ExperimentFile.class);
         } catch (JacksonException e) {
-            throw translate(file, e, where);
+            throw translate(file, e, where, text);
         }
         if (raw == null) {
             throw new ExperimentError(file, 0, 0, "the file is empty: start from experiments/demo.yaml");
@@ -175,7 +198,7 @@ public final class ExperimentLoader {
         return new Checker(file, where).check(raw);
     }
 
-    private static ExperimentError translate(Path file, JacksonException e, SourceMap where) {
+    private static ExperimentError translate(Path file, JacksonException e, SourceMap where, String text) {
         TokenStreamLocation loc = e.getLocation();
         int line = loc == null ? 0 : loc.getLineNr();
         int col = loc == null ? 0 : loc.getColumnNr();
@@ -202,24 +225,100 @@ public final class ExperimentLoader {
                     "unknown key '" + u.getPropertyName() + "'" + inside + "; the keys allowed here are: " + known);
         }
         if (e instanceof MismatchedInputException m) {
-            String want = m.getTargetType() == null ? "another type" : describe(m.getTargetType());
-            String jackson = firstLine(m.getOriginalMessage());
-            int noise = jackson.indexOf(" (but might");
+            return new ExperimentError(file, line, col, mismatch(path, m.getTargetType(), found(where, path)));
+        }
+        if (e instanceof DatabindException) {
+            return new ExperimentError(file, line, col, "'" + path + "' cannot be read: " + plain(e));
+        }
+        if (e instanceof tools.jackson.core.exc.InputCoercionException c) {
+            long limit = c.getTargetType() == Integer.class || c.getTargetType() == int.class
+                    ? Integer.MAX_VALUE
+                    : Long.MAX_VALUE;
             return new ExperimentError(
                     file,
                     line,
                     col,
-                    "'" + path + "' must be " + want + " (" + (noise > 0 ? jackson.substring(0, noise) : jackson)
-                            + "); write numbers and true/false without quotes");
+                    "'" + path + "' is too large: write a whole number up to "
+                            + String.format(Locale.ROOT, "%,d", limit));
         }
-        if (e instanceof DatabindException) {
-            return new ExperimentError(file, line, col, "'" + path + "': " + firstLine(e.getOriginalMessage()));
+        return new ExperimentError(file, line, col, "not valid YAML: " + yamlProblem(e) + "; " + yamlHint(text, line));
+    }
+
+    /**
+     * The YAML parser's own sentences without its excerpts: "expected ',' or '}', but got <stream end> (while parsing a
+     * flow mapping)". Its message repeats the source with carets on indented lines; the location is given already.
+     */
+    private static String yamlProblem(JacksonException e) {
+        List<String> said = e.getOriginalMessage() == null
+                ? List.of()
+                : e.getOriginalMessage()
+                        .lines()
+                        .filter(l -> !l.isBlank() && !Character.isWhitespace(l.charAt(0)))
+                        .toList();
+        if (said.isEmpty()) {
+            return "the text cannot be read";
         }
-        return new ExperimentError(
-                file,
-                line,
-                col,
-                "not valid YAML: " + firstLine(e.getOriginalMessage()) + " (check indentation and quotes)");
+        if (said.size() == 1) {
+            return plain(said.getFirst());
+        }
+        return plain(said.getLast()) + " (" + plain(said.getFirst()) + ")";
+    }
+
+    // A command that starts with a placeholder is the usual mistake: YAML reads "{java} -cp" as a mapping.
+    private static String yamlHint(String text, int line) {
+        List<String> lines = text.lines().toList();
+        for (int i = Math.max(0, line - 2); i < Math.min(lines.size(), line); i++) {
+            if (lines.get(i).matches(".*:\\s*\\{[A-Za-z_]+}.*")) {
+                return "a value that starts with a {placeholder} must be quoted, e.g. command: '{java} -jar x.jar'";
+            }
+        }
+        return "check indentation and quotes";
+    }
+
+    /**
+     * The sentence for a value of the wrong kind, in the file's words: what was found and what to write. Jackson's
+     * own message names Java types and its coercion settings, which say nothing to the author of a YAML file.
+     */
+    static String mismatch(String path, Class<?> target, SourceMap.Found found) {
+        String not = found == null ? "" : ", not " + found.describe();
+        if (path.isEmpty()) {
+            return "the file must hold keys with values (experiment:, model:, sweep:, backends:)" + not
+                    + "; start from experiments/demo.yaml";
+        }
+        String want = target == null ? "another kind of value" : describe(target);
+        if (found != null && found.quoted() && found.text() != null && looksLike(target, found.text())) {
+            return "'" + path + "' must be " + want + not + ": remove the quotes";
+        }
+        return "'" + path + "' must be " + want + not;
+    }
+
+    private static SourceMap.Found found(SourceMap where, String path) {
+        return where == null ? null : where.found(path);
+    }
+
+    private static boolean looksLike(Class<?> target, String text) {
+        if (target == Integer.class || target == Long.class) {
+            return text.strip().matches("-?\\d+");
+        }
+        if (target == Double.class) {
+            return text.strip().matches("-?(\\d+\\.?\\d*|\\.\\d+)([eE][-+]?\\d+)?");
+        }
+        if (target == Boolean.class) {
+            return text.strip().equals("true") || text.strip().equals("false");
+        }
+        return false;
+    }
+
+    // Jackson's parser messages quote Java types ("out of range of `long`"); keep the first sentence without them.
+    private static String plain(JacksonException e) {
+        return plain(firstLine(e.getOriginalMessage()));
+    }
+
+    private static String plain(String first) {
+        int type = first.indexOf(" `");
+        int paren = first.indexOf(" (");
+        int cut = type < 0 ? paren : paren < 0 ? type : Math.min(type, paren);
+        return cut > 0 ? first.substring(0, cut) : first;
     }
 
     private static String snake(String camel) {
@@ -242,10 +341,7 @@ public final class ExperimentLoader {
         if (List.class.isAssignableFrom(type)) {
             return "a list";
         }
-        if (Map.class.isAssignableFrom(type) || type.isRecord()) {
-            return "a mapping of keys to values";
-        }
-        return "a " + type.getSimpleName();
+        return "a mapping of keys to values";
     }
 
     private static String pathOf(JacksonException e) {
@@ -437,7 +533,8 @@ public final class ExperimentLoader {
             if (raw == null) {
                 return Double.POSITIVE_INFINITY;
             }
-            if (raw instanceof Number n && n.doubleValue() > 0 && Double.isFinite(n.doubleValue())) {
+            if (raw instanceof Number n && n.doubleValue() > 0) {
+                // YAML's own infinity, .inf, arrives as a number.
                 return n.doubleValue();
             }
             if (raw instanceof String s
@@ -568,7 +665,10 @@ public final class ExperimentLoader {
         private Duration seconds(String path, Double value, double dflt) throws ExperimentError {
             double v = value == null ? dflt : value;
             if (!(v > 0) || !Double.isFinite(v)) {
-                throw error(path, path + " is a number of seconds above 0, found " + value);
+                throw error(
+                        path,
+                        path + " is a number of seconds above 0, found "
+                                + (Double.isInfinite(v) ? ".inf: give a finite number, e.g. 1800" : value));
             }
             return Duration.ofNanos(Math.round(v * 1e9));
         }

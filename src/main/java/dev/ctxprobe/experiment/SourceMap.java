@@ -17,12 +17,43 @@ final class SourceMap {
     /** A 1-based position in the file. */
     record Position(int line, int column) {}
 
+    /**
+     * What a value is, in the words of a YAML file's author.
+     *
+     * @param text the scalar as written, or null for a list, a mapping or an empty value
+     */
+    record Found(JsonToken token, String text) {
+        /** For a message: "the text 'lots'", "the number 1.5", "a list". */
+        String describe() {
+            return switch (token) {
+                case VALUE_STRING -> "the text '" + text + "'";
+                case VALUE_NUMBER_INT, VALUE_NUMBER_FLOAT -> "the number " + text;
+                case VALUE_TRUE, VALUE_FALSE -> text;
+                case START_ARRAY -> "a list";
+                case START_OBJECT -> "a mapping";
+                default -> "an empty value";
+            };
+        }
+
+        /** A string whose text would have been another kind of value without quotes. */
+        boolean quoted() {
+            return token == JsonToken.VALUE_STRING;
+        }
+    }
+
     private final Map<String, Position> positions;
     private final Map<String, Position> keys;
+    private final Map<String, Found> values;
 
-    private SourceMap(Map<String, Position> positions, Map<String, Position> keys) {
+    private SourceMap(Map<String, Position> positions, Map<String, Position> keys, Map<String, Found> values) {
         this.positions = positions;
         this.keys = keys;
+        this.values = values;
+    }
+
+    /** The value written at {@code path}, or null when there is none. */
+    Found found(String path) {
+        return values.get(path);
     }
 
     /** The position of the key that names {@code path}, or of its value when the key is not known. */
@@ -34,6 +65,7 @@ final class SourceMap {
     static SourceMap of(ObjectMapper mapper, String text) {
         Map<String, Position> positions = new HashMap<>();
         Map<String, Position> keys = new HashMap<>();
+        Map<String, Found> values = new HashMap<>();
         Deque<Frame> stack = new ArrayDeque<>();
         try (JsonParser p = mapper.createParser(text)) {
             JsonToken t;
@@ -51,6 +83,7 @@ final class SourceMap {
                 String path = stack.isEmpty() ? "" : stack.peek().childPath();
                 TokenStreamLocation loc = p.currentTokenLocation();
                 positions.putIfAbsent(path, new Position(loc.getLineNr(), loc.getColumnNr()));
+                values.putIfAbsent(path, new Found(t, t.isScalarValue() ? p.getString() : null));
                 if (!stack.isEmpty() && stack.peek().array) {
                     stack.peek().index++;
                 }
@@ -59,7 +92,7 @@ final class SourceMap {
                 }
             }
         }
-        return new SourceMap(positions, keys);
+        return new SourceMap(positions, keys, values);
     }
 
     /** The position of the value at {@code path}, or of its nearest enclosing value that has one. */

@@ -62,7 +62,7 @@ public final class Exploration {
         this.plan = plan;
         this.experiment = plan.experiment();
         this.launchers = launchers;
-        this.steps = new StepRunner(experiment, launchers, runDir);
+        this.steps = new StepRunner(experiment, launchers, runDir, listener);
         this.recorder = recorder;
         this.listener = listener;
         this.parallel = parallel;
@@ -506,6 +506,11 @@ public final class Exploration {
             }
             StepRunner.Live closing = live;
             live = null;
+            listener.stepPhase(
+                    backend.name(),
+                    closing.command().targetLen(),
+                    StepPhase.STOPPING,
+                    closing.handle().log());
             StopReport report = closing.handle().stop();
             if (liveStepIndex >= 0) {
                 int index = liveStepIndex;

@@ -15,6 +15,16 @@ public interface RunListener {
     /** A step is about to launch (or, on a reused server, to send). */
     void stepStarting(String backend, long target, long maxModelLen);
 
+    /**
+     * The step now running entered {@code phase}. Phases come in order but may repeat (each request has its prefill
+     * and decoding) or be skipped (a kept server is not launched again). {@code log} is the server's log once it has
+     * one, else null. The listener owns any clock: explore only says when a phase begins.
+     *
+     * <p>Called on the step's own threads, a request's thread included, right after its first token arrived: return
+     * at once (record what changed; print from a thread of your own).
+     */
+    default void stepPhase(String backend, long target, StepPhase phase, java.nio.file.Path log) {}
+
     /** A step ended; {@code doc} is the whole document as it now stands. */
     void stepFinished(Scenario step, ResultDocument doc);
 

@@ -4,6 +4,7 @@ import dev.ctxprobe.client.LoadPlan;
 import dev.ctxprobe.client.LoadResult;
 import dev.ctxprobe.client.LoadRunner;
 import dev.ctxprobe.client.ModelDiscovery;
+import dev.ctxprobe.client.RequestObserver;
 import dev.ctxprobe.client.RequestRecord;
 import dev.ctxprobe.client.ServerQueries;
 import dev.ctxprobe.client.TokenRange;
@@ -54,11 +55,13 @@ final class StepRunner {
     private final Experiment experiment;
     private final Function<Backend, Launcher> launchers;
     private final Path runDir;
+    private final RunListener listener;
 
-    StepRunner(Experiment experiment, Function<Backend, Launcher> launchers, Path runDir) {
+    StepRunner(Experiment experiment, Function<Backend, Launcher> launchers, Path runDir, RunListener listener) {
         this.experiment = experiment;
         this.launchers = launchers;
         this.runDir = runDir;
+        this.listener = listener;
     }
 
     /**
@@ -139,7 +142,8 @@ final class StepRunner {
         StepFailure f = StepFailure.of(
                 FailureClass.CLIENT_ERROR,
                 phase,
-                "ctxprobe itself failed (" + e + "); this is a bug in ctxprobe, please report it with the log",
+                "ctxprobe itself failed (" + (e.getMessage() == null ? "no detail" : e.getMessage())
+                        + "); this is a bug in ctxprobe, please report it with the evidence and the log",
                 stackHead(e));
         return failed(backend, cmd, target, logRelative, server, f).build();
     }
@@ -170,6 +174,7 @@ final class StepRunner {
                 : command(backend, target);
         if (!profile.launchesServer()) {
             Endpoint endpoint = new Endpoint(Ports.connectHost(cmd.host()), cmd.port());
+            listener.stepPhase(backend.name(), target, StepPhase.READY, null);
             return new Launch(new Live(null, endpoint, cmd, null, null), null);
         }
         Launcher launcher = launchers.apply(backend);
@@ -186,6 +191,7 @@ final class StepRunner {
                 experiment.timeouts().shutdown(),
                 experiment.timeouts().queue());
         Optional<Refusal> refused;
+        listener.stepPhase(backend.name(), target, StepPhase.QUEUED, null);
         try {
             refused = launcher.preflight(spec);
         } catch (InterruptedException e) {
@@ -201,11 +207,13 @@ final class StepRunner {
             return new Launch(null, refusal(backend, cmd, Phase.PREFLIGHT, refused.get()));
         }
         ServerHandle handle;
+        listener.stepPhase(backend.name(), target, StepPhase.LAUNCHING, null);
         try {
             handle = launcher.launch(spec);
         } catch (LaunchException e) {
             return new Launch(null, refusal(backend, cmd, Phase.STARTUP, e.refusal()));
         }
+        listener.stepPhase(backend.name(), target, StepPhase.LOADING, handle.log());
         try {
             return awaitReady(backend, profile, cmd, handle, logRelative);
         } catch (InterruptedException e) {
@@ -242,6 +250,7 @@ final class StepRunner {
         List<String> lines = ServerLog.lines(handle.log());
         Capacity capacity = profile.readCapacity(lines);
         if (ready instanceof Readiness.Ready r) {
+            listener.stepPhase(backend.name(), cmd.targetLen(), StepPhase.READY, handle.log());
             Scenario.Server facts = facts(handle, r, capacity);
             ServedCapacity stated = stated(profile, handle.endpoint(), lines, backend);
             ServerCommand served = cmd;
@@ -315,7 +324,19 @@ final class StepRunner {
                 ids,
                 experiment.timeouts().request(),
                 apiKey);
-        LoadResult result = new LoadRunner(plan).run();
+        Path serverLog = live.handle() == null ? null : live.handle().log();
+        LoadResult result = new LoadRunner(plan, new RequestObserver() {
+                    @Override
+                    public void sending(int index, boolean warmup) {
+                        listener.stepPhase(backend.name(), target, StepPhase.PREFILL, serverLog);
+                    }
+
+                    @Override
+                    public void firstToken(int index, boolean warmup) {
+                        listener.stepPhase(backend.name(), target, StepPhase.DECODING, serverLog);
+                    }
+                })
+                .run();
         List<Scenario.Request> requests = new ArrayList<>();
         result.warmup().forEach(r -> requests.add(request(r)));
         result.measured().forEach(r -> requests.add(request(r)));
@@ -425,6 +446,8 @@ final class StepRunner {
         if (live.handle() == null) {
             return s;
         }
+        listener.stepPhase(
+                s.backend(), s.targetLen(), StepPhase.STOPPING, live.handle().log());
         return stopped(s, live.handle().stop());
     }
 

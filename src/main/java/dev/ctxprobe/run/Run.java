@@ -69,7 +69,8 @@ public final class Run {
      * @param file the experiment file, or null for the built-in demo (no git provenance then)
      */
     public Result start(Experiment e, String text, Path file, Path out)
-            throws IOException, RunFolder.Refused, Exploration.ResumeMismatch {
+            throws IOException, RunFolder.Refused, Exploration.ResumeMismatch, Preflight.Refused {
+        preflight(e, out);
         OffsetDateTime started = OffsetDateTime.now(ZoneOffset.UTC);
         java.util.List<String> found = new java.util.ArrayList<>();
         try (RunFolder folder = RunFolder.create(out, e, text, started, found)) {
@@ -93,9 +94,20 @@ public final class Run {
 
     /** Finishes the run held in {@code folder} with {@code e}, its experiment (overrides applied). */
     public Result resume(RunFolder folder, Experiment e)
-            throws IOException, RunFolder.Refused, Exploration.ResumeMismatch {
+            throws IOException, RunFolder.Refused, Exploration.ResumeMismatch, Preflight.Refused {
+        preflight(e, folder.dir());
         ResultDocument doc = folder.results();
         return explore(folder, e, doc.withMetadata(doc.metadata().finished(null)));
+    }
+
+    // Before the run folder exists and before the first launch: a missing program refuses the run, it does not fail
+    // every step.
+    private void preflight(Experiment e, Path writeTo) throws Preflight.Refused {
+        Preflight.Findings found = Preflight.check(e, writeTo, HardwareProbe.system(), System.getenv());
+        found.warnings().forEach(w -> notices.accept("warning: " + w));
+        if (!found.ok()) {
+            throw new Preflight.Refused(found);
+        }
     }
 
     private Result explore(RunFolder folder, Experiment e, ResultDocument start) throws Exploration.ResumeMismatch {

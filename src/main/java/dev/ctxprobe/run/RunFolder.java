@@ -72,12 +72,17 @@ public final class RunFolder implements AutoCloseable {
         return new RunFolder(dir, lock);
     }
 
+    /** Whether {@code dir} holds what a run writes: the experiment as run and its results. */
+    public static boolean isRunFolder(Path dir) {
+        return Files.isRegularFile(dir.resolve(EXPERIMENT_COPY)) && Files.isRegularFile(dir.resolve(ResultFiles.NAME));
+    }
+
     /**
      * An earlier run's folder, to finish it: it must hold the experiment and results a run writes, and no live
      * run may hold it. Servers its killed run left are stopped (each reported to {@code notices}).
      */
     public static RunFolder resume(Path dir, List<String> notices) throws IOException, Refused {
-        if (!Files.isRegularFile(dir.resolve(EXPERIMENT_COPY)) || !Files.isRegularFile(dir.resolve(ResultFiles.NAME))) {
+        if (!isRunFolder(dir)) {
             throw new Refused(dir + " is not a ctxprobe run folder (it needs " + EXPERIMENT_COPY + " and "
                     + ResultFiles.NAME + "); give the folder a run printed, e.g. results/demo/20260708-143534");
         }

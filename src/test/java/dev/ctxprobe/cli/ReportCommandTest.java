@@ -136,4 +136,15 @@ class ReportCommandTest {
         assertThat(run.exitCode()).isZero();
         assertThat(run.out()).startsWith("frontier,source,experiment,run_id,");
     }
+
+    @Test
+    void aReportThatCannotBeWrittenSaysWhyInOneLine() throws Exception {
+        Path file = Files.writeString(dir.resolve("file"), "");
+        Run run = ctxprobe("report", SAMPLE, "--out", file.resolve("report.md").toString());
+        assertThat(run.exitCode()).isEqualTo(Main.FAILED);
+        assertThat(run.err())
+                .matches(
+                        "ctxprobe report: cannot write \\S+/file \\(a file of that name is in the way\\); give another --out\n")
+                .doesNotContain("Exception");
+    }
 }

@@ -2,9 +2,15 @@ package dev.ctxprobe.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.testengine.TestEngines;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** Command lines that must be refused, or only planned, before anything is launched. */
 class RunCommandTest {
@@ -78,5 +84,203 @@ class RunCommandTest {
         CliRun r = run("run", "--dry-run");
         assertThat(r.exitCode()).isZero();
         assertThat(r.out()).contains("experiment demo").contains("ctxprobe serve");
+    }
+
+    /** An experiment with one backend of {@code engine} whose command is {@code command}. */
+    private Path experiment(String model, String engine, String command) throws IOException {
+        return Files.writeString(dir.resolve("e.yaml"), """
+                experiment: pre
+                model: %s
+                hardware: {name: 8x NVIDIA H200 143GB, accelerator: NVIDIA H200, chip: nvidia_h200}
+                vars: {java: '%s', cp: '%s'}
+                sweep: {strategy: list, targets: [1000]}
+                backends:
+                  - name: b
+                    engine: %s
+                    command: '%s'
+                """.formatted(
+                        model, TestEngines.javaBin(), TestEngines.classpath(), engine, command));
+    }
+
+    private static final String TEST_ENGINE =
+            "{java} -cp {cp} dev.ctxprobe.testengine.TestEngine --port {port} --max-model-len {max_model_len}";
+
+    /** Refused before the run folder exists: exit 2, the reason, and no folder under --out (nothing launched). */
+    private CliRun refused(Path experiment) {
+        Path out = dir.resolve("out");
+        CliRun r = run("run", experiment.toString(), "--out", out.toString());
+        assertThat(r.exitCode()).as(r.out() + r.err()).isEqualTo(2);
+        assertThat(r.err()).endsWith("ctxprobe: nothing was launched\n");
+        assertThat(out).doesNotExist();
+        return r;
+    }
+
+    @Test
+    void aProgramThatIsNotOnPathRefusesTheRun() throws IOException {
+        CliRun r = refused(experiment("org/model", "vllm", "no-such-engine-xyz serve {model} --port {port}"));
+        assertThat(r.err())
+                .contains("ctxprobe: backend b: the program 'no-such-engine-xyz' is not on PATH; install it, activate"
+                        + " the environment that has it, or give its full path in the command\n");
+    }
+
+    @Test
+    void aProgramGivenAsAMissingPathRefusesTheRun() throws IOException {
+        CliRun r = refused(experiment("org/model", "vllm", "./venv/bin/vllm serve {model} --port {port}"));
+        assertThat(r.err())
+                .contains("ctxprobe: backend b: the program ./venv/bin/vllm does not exist; fix the path at the start"
+                        + " of its command\n");
+    }
+
+    @Test
+    void aModelWrittenAsAMissingPathRefusesTheRunButAHubIdDoesNot() throws IOException {
+        CliRun r = refused(experiment(dir.resolve("no-model").toString(), "vllm", TEST_ENGINE + " --model {model}"));
+        assertThat(r.err())
+                .contains("ctxprobe: backend b: the model " + dir.resolve("no-model") + " does not exist on this"
+                        + " machine; fix 'model' in the experiment, or give a hub id such as"
+                        + " deepseek-ai/DeepSeek-V4-Flash for the engine to download\n");
+        CliRun hub = run(
+                "run",
+                experiment("deepseek-ai/DeepSeek-V4-Flash", "vllm", TEST_ENGINE + " --model {model}")
+                        .toString(),
+                "--dry-run");
+        assertThat(hub.exitCode()).isZero();
+        assertThat(hub.out()).doesNotContain("run would refuse");
+    }
+
+    @Test
+    void llamaCppNeedsItsModelFileWhateverItLooksLike() throws IOException {
+        CliRun r = refused(experiment("m", "llamacpp", TEST_ENGINE + " -m models/x.gguf"));
+        assertThat(r.err())
+                .contains("ctxprobe: backend b: the model file models/x.gguf (-m) does not exist; llamacpp reads only"
+                        + " local files, so fix the path\n");
+    }
+
+    @Test
+    void anOutputFolderBehindAFileIsRefusedWithTheReason() throws IOException {
+        Path file = Files.writeString(dir.resolve("file"), "");
+        CliRun r = run(
+                "run",
+                experiment("org/m", "vllm", TEST_ENGINE).toString(),
+                "--out",
+                file.resolve("results").toString());
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err())
+                .startsWith("ctxprobe: cannot write results to " + file.resolve("results") + ": " + file
+                        + " is a file, not a folder; give another --out\n");
+    }
+
+    @Test
+    void anOutputFolderTheSystemRefusesIsRefusedWithTheSystemsReason() throws IOException {
+        Path locked = Files.createDirectory(dir.resolve("locked"));
+        Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("r-x------"));
+        // root writes through permissions; the kernel's own /sys refuses even root.
+        Path denied = canWrite(locked) ? Path.of("/sys") : locked;
+        org.junit.jupiter.api.Assumptions.assumeFalse(canWrite(denied), "no folder here refuses this user");
+        CliRun r = run(
+                "run",
+                experiment("org/m", "vllm", TEST_ENGINE).toString(),
+                "--out",
+                denied.resolve("results").toString());
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err())
+                .startsWith("ctxprobe: cannot write results to " + denied.resolve("results") + ": " + denied + ": ")
+                .containsPattern(
+                        ": (permission denied|read-only file system); give a folder you can write to with" + " --out\n")
+                .doesNotContain("Exception");
+    }
+
+    private static boolean canWrite(Path folder) {
+        try {
+            Files.delete(Files.createTempFile(folder, "probe", ""));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    @Test
+    void declaredHardwareThatIsNotThisMachineIsAWarningInTheDryRun() throws IOException {
+        org.junit.jupiter.api.Assumptions.assumeFalse(
+                dev.ctxprobe.hardware.HardwareProbe.system()
+                        .hardware()
+                        .accelerator()
+                        .contains("H200"),
+                "this machine has the declared H200s");
+        CliRun r = run("run", experiment("org/m", "vllm", TEST_ENGINE).toString(), "--dry-run");
+        assertThat(r.exitCode()).isZero();
+        assertThat(r.out())
+                .contains("  warning: the experiment declares hardware '8x NVIDIA H200 143GB' but this machine has ")
+                .contains("; the results will record the declared hardware (remove 'hardware:' to record what is"
+                        + " detected)\n");
+    }
+
+    @Test
+    void resumeWithAnExperimentFileIsOneSentence() {
+        CliRun r = run("run", "--resume", dir.toString(), "experiments/demo.yaml");
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err())
+                .isEqualTo("ctxprobe: give either EXPERIMENT.yaml or --resume RUN_DIR, not both: --resume continues a"
+                        + " run with the experiment kept in its folder (experiment.yaml)\n");
+    }
+
+    @Test
+    void aRunFolderGivenAsTheExperimentPointsToResume() throws IOException {
+        Files.writeString(dir.resolve("experiment.yaml"), "experiment: x\n");
+        Files.writeString(dir.resolve("results.json"), "{}");
+        CliRun r = run("run", dir.toString());
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err())
+                .isEqualTo("ctxprobe: " + dir + " is a run folder: continue it with 'ctxprobe run --resume " + dir
+                        + "', or start a new run of its experiment with 'ctxprobe run " + dir.resolve("experiment.yaml")
+                        + "'\n");
+    }
+
+    @Test
+    void aFolderGivenAsTheExperimentNamesItsFiles() throws IOException {
+        Files.writeString(dir.resolve("mine.yaml"), "experiment: x\n");
+        CliRun r = run("run", dir.toString());
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err())
+                .isEqualTo(dir + ": this is a folder: give one of its experiment files, e.g. "
+                        + dir.resolve("mine.yaml") + "\n");
+    }
+
+    @Test
+    void theDemoCanBeRunAsAList() {
+        CliRun r = run("run", "--strategy", "list", "--dry-run");
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.out()).contains("strategy list").contains("target 4096 ").contains("target 65536 ");
+    }
+
+    /** picocli's own words ("Unmatched argument at index 4", "is not an int") and its usage dump become one line. */
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "run a.yaml b.yaml|ctxprobe run: 'b.yaml' is one argument too many: give EXPERIMENT.yaml once",
+                "run --bogus|ctxprobe run: unknown option '--bogus'",
+                "run --out|ctxprobe run: --out needs a value: --out DIR",
+                "serve --port abc|ctxprobe serve: Invalid value for option '--port': 'abc' is not a whole number",
+                "frob|ctxprobe: unknown command 'frob'; the commands are run, validate, report, serve, help",
+                "validate|ctxprobe validate: Missing required parameter: 'EXPERIMENT.yaml'",
+            })
+    void commandLineMistakesAreOneSentence(String line, String message) {
+        CliRun r = run(line.split(" "));
+        assertThat(r.exitCode()).isEqualTo(2);
+        String command = message.substring(0, message.indexOf(':'));
+        assertThat(r.err()).isEqualTo(message + "\nTry '" + command + " --help' for more information.\n");
+    }
+
+    @Test
+    void aHandEditedResultsFileIsNamedWithoutJavaTypes() throws IOException {
+        Files.copy(Path.of("experiments/demo.yaml"), dir.resolve("experiment.yaml"));
+        Files.writeString(
+                dir.resolve("results.json"), "{\"metadata\": {}, \"scenarios\": [{\"target_len\": [\"lots\"]}]}");
+        CliRun r = run("run", "--resume", dir.toString());
+        assertThat(r.exitCode()).isEqualTo(2);
+        assertThat(r.err())
+                .contains(
+                        dir.resolve("results.json") + ": scenarios[0].target_len: expected an integer, found an array")
+                .doesNotContain("java.", "`");
     }
 }

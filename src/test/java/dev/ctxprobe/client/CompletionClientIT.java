@@ -47,6 +47,33 @@ class CompletionClientIT {
     }
 
     @Test
+    void anObserverHearsTheSendAndTheFirstTokenOnceEachInOrder() {
+        server.script(Script.stream(200, 5, 20));
+        java.util.List<String> heard = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+        long[] firstTokenAt = new long[1];
+        byte[] body = TokenPrompts.body("m", TARGET, 8, TokenRange.DEFAULT, 0);
+        RequestRecord r;
+        try (CompletionClient client = new CompletionClient(server.baseUrl(), Duration.ofSeconds(10), 1)) {
+            r = client.send(new CompletionRequest(3, true, TARGET, body), new RequestObserver() {
+                @Override
+                public void sending(int index, boolean warmup) {
+                    heard.add("sending " + index + " " + warmup);
+                }
+
+                @Override
+                public void firstToken(int index, boolean warmup) {
+                    firstTokenAt[0] = System.nanoTime();
+                    heard.add("first token " + index + " " + warmup);
+                }
+            });
+        }
+        assertThat(r.ok()).isTrue();
+        assertThat(heard).containsExactly("sending 3 true", "first token 3 true");
+        // Told after the first token's arrival was stamped, and before the next token's.
+        assertThat(firstTokenAt[0]).isGreaterThanOrEqualTo(r.tFirstNanos()).isLessThan(r.tLastNanos());
+    }
+
+    @Test
     void streamRecordsUsageAndEveryEventTime() {
         RequestRecord r = send(Script.stream(200, 5, 20));
 

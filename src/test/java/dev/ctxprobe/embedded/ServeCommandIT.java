@@ -76,10 +76,14 @@ class ServeCommandIT {
         HttpResponse<String> r = HTTP.send(
                 HttpRequest.newBuilder(URI.create(base + "/v1/models")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(r.statusCode()).isEqualTo(200);
-        assertThat(JSON.readTree(r.body()))
+        JsonNode list = JSON.readTree(r.body());
+        long created = list.get("data").get(0).get("created").asLong();
+        assertThat(created).isBetween(System.currentTimeMillis() / 1000 - 600, System.currentTimeMillis() / 1000);
+        assertThat(list)
                 .isEqualTo(
                         JSON.readTree("{\"object\":\"list\",\"data\":[{\"id\":\"ctxprobe-micro\",\"object\":\"model\","
-                                + "\"owned_by\":\"ctxprobe\",\"max_model_len\":4096}]}"));
+                                + "\"created\":" + created + ",\"owned_by\":\"ctxprobe\",\"root\":\"ctxprobe-micro\","
+                                + "\"parent\":null,\"max_model_len\":4096}]}"));
         HttpResponse<String> health = HTTP.send(
                 HttpRequest.newBuilder(URI.create(base + "/health")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(health.statusCode()).isEqualTo(200);
@@ -120,17 +124,115 @@ class ServeCommandIT {
         HttpResponse<String> whole = post("/v1/completions", "{\"prompt\":" + ids(CTX) + ",\"max_tokens\":1}");
         assertThat(whole.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(whole.body()))
-                .isEqualTo(JSON.readTree("{\"error\":{\"message\":\"prompt of 4096 tokens exceeds the context of 4096"
-                        + " tokens\",\"type\":\"invalid_request_error\",\"code\":\"context_length_exceeded\"}}"));
+                .isEqualTo(JSON.readTree("{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens."
+                        + " However, you requested 4097 tokens (4096 in the prompt, 1 in the completion): with max_tokens 1"
+                        + " a prompt can have at most 4095 tokens.\",\"type\":\"BadRequestError\",\"param\":\"prompt\","
+                        + "\"code\":400}}"));
         HttpResponse<String> withOutput =
                 post("/v1/completions", "{\"prompt\":" + ids(CTX - 10) + ",\"max_tokens\":11}");
         assertThat(withOutput.statusCode()).isEqualTo(400);
-        assertThat(withOutput.body()).contains("exceeds the context of 4096 tokens", "context_length_exceeded");
+        assertThat(error(withOutput).get("message").asString())
+                .isEqualTo("This model's maximum context length is 4096 tokens. However, you requested 4097 tokens"
+                        + " (4086 in the prompt, 11 in the completion): with max_tokens 11 a prompt can have at most 4085"
+                        + " tokens.");
+        assertThat(error(withOutput).get("param").asString()).isEqualTo("max_tokens");
+        assertThat(post("/v1/completions", "{\"prompt\":" + ids(CTX - 11) + ",\"max_tokens\":11}")
+                        .statusCode())
+                .as("n_ctx - max_tokens is the longest prompt")
+                .isEqualTo(200);
+    }
+
+    /** The error object of a response in vLLM's current shape, checked to have exactly its four fields. */
+    private static JsonNode error(HttpResponse<String> r) throws IOException {
+        assertThat(r.headers().firstValue("Content-Type")).hasValue("application/json");
+        JsonNode root = JSON.readTree(r.body());
+        assertThat(root.propertyNames()).as(r.body()).containsExactly("error");
+        JsonNode e = root.get("error");
+        assertThat(e.propertyNames()).as(r.body()).containsExactly("message", "type", "param", "code");
+        assertThat(e.get("code").asInt()).isEqualTo(r.statusCode());
+        return e;
+    }
+
+    private static HttpResponse<String> send(String method, String path) throws IOException, InterruptedException {
+        return HTTP.send(
+                HttpRequest.newBuilder(URI.create(base + path))
+                        .method(method, HttpRequest.BodyPublishers.noBody())
+                        .build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void unknownPathsAndMethodsGetJsonErrorsAsFromVllm() throws Exception {
+        for (String path : new String[] {"/", "/v1/chat/completions", "/healthz", "/v1/completions/x", "/tokenizer"}) {
+            HttpResponse<String> r = send("GET", path);
+            assertThat(r.statusCode()).as(path).isEqualTo(404);
+            assertThat(error(r).get("type").asString()).isEqualTo("NotFoundError");
+            assertThat(error(r).get("message").asString()).startsWith("Not Found: " + path);
+        }
+        HttpResponse<String> get = send("GET", "/v1/completions");
+        assertThat(get.statusCode()).isEqualTo(405);
+        assertThat(get.headers().firstValue("Allow")).hasValue("POST");
+        assertThat(error(get).get("type").asString()).isEqualTo("MethodNotAllowedError");
+        assertThat(send("DELETE", "/v1/models").statusCode()).isEqualTo(405);
+    }
+
+    @Test
+    void onlyTheServedModelIsAnswered() throws Exception {
+        HttpResponse<String> other = post("/v1/completions", "{\"model\":\"gpt-4\",\"prompt\":[5],\"max_tokens\":1}");
+        assertThat(other.statusCode()).isEqualTo(404);
+        assertThat(error(other).get("message").asString()).isEqualTo("The model `gpt-4` does not exist.");
+        assertThat(error(other).get("param").asString()).isEqualTo("model");
+        assertThat(post("/v1/completions", "{\"model\":\"ctxprobe-micro\",\"prompt\":[5],\"max_tokens\":1}")
+                        .statusCode())
+                .isEqualTo(200);
+        assertThat(send("GET", "/v1/models/ctxprobe-micro").statusCode()).isEqualTo(200);
+        assertThat(send("GET", "/v1/models/gpt-4").statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void severalChoicesAndBatchesAreRefusedNotAnsweredWithOne() throws Exception {
+        HttpResponse<String> n = post("/v1/completions", "{\"prompt\":[5],\"max_tokens\":1,\"n\":2}");
+        assertThat(n.statusCode()).isEqualTo(400);
+        assertThat(error(n).get("message").asString())
+                .isEqualTo("n must be 1: this server runs one completion per request; send 2 requests instead");
+        HttpResponse<String> batch = post("/v1/completions", "{\"prompt\":[\"a\",\"b\"],\"max_tokens\":1}");
+        assertThat(batch.statusCode()).isEqualTo(400);
+        assertThat(error(batch).get("message").asString())
+                .isEqualTo("a batch of 2 prompts is not served here: send one prompt per request")
+                .doesNotContain("vocabulary");
+        assertThat(post("/v1/completions", "{\"prompt\":[[5,6],[7]],\"max_tokens\":1}")
+                        .statusCode())
+                .isEqualTo(400);
+        assertThat(post("/v1/completions", "{\"prompt\":[\"one\"],\"max_tokens\":1}")
+                        .statusCode())
+                .as("a batch of one is one prompt")
+                .isEqualTo(200);
+    }
+
+    @Test
+    void tokenizeTakesVllmsPromptAndAnswersInItsShape() throws Exception {
+        HttpResponse<String> r = post("/tokenize", "{\"model\":\"ctxprobe-micro\",\"prompt\":\"hi there\"}");
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(JSON.readTree(r.body()))
+                .isEqualTo(JSON.readTree("{\"count\":8,\"max_model_len\":4096,"
+                        + "\"tokens\":[107,108,259,119,107,104,117,104],\"token_strs\":null}"));
+        HttpResponse<String> completion = post("/v1/completions", "{\"prompt\":\"hi there\",\"max_tokens\":1}");
+        assertThat(JSON.readTree(completion.body())
+                        .get("usage")
+                        .get("prompt_tokens")
+                        .asInt())
+                .as("the count is what a completion of the same text reports")
+                .isEqualTo(8);
+        assertThat(error(post("/tokenize", "{\"prompt\":5}")).get("param").asString())
+                .isEqualTo("prompt");
     }
 
     @Test
     void badRequestsGet400WithAMessage() throws Exception {
-        assertThat(post("/v1/completions", "{\"prompt\":[5,260]}").body()).contains("out of vocabulary");
+        assertThat(error(post("/v1/completions", "{\"prompt\":[5,260]}"))
+                        .get("message")
+                        .asString())
+                .isEqualTo("token id 260 at position 1 is out of vocabulary [0, 260)");
         assertThat(post("/v1/completions", "{\"prompt\":[5,-1]}").statusCode()).isEqualTo(400);
         HttpResponse<String> badJson = post("/v1/completions", "{\"prompt\":");
         assertThat(badJson.statusCode()).isEqualTo(400);
@@ -235,6 +337,71 @@ class ServeCommandIT {
             await().atMost(Duration.ofSeconds(5)).until(() -> !other.process.isAlive());
             System.out.printf("serve exited %d ms after SIGTERM%n", (System.nanoTime() - start) / 1_000_000);
             assertThat(other.process.isAlive()).isFalse();
+        }
+    }
+
+    @Test
+    void aBusyPortIsOneSentenceAndExitCode2() throws Exception {
+        int busy = Integer.parseInt(base.substring(base.lastIndexOf(':') + 1));
+        try (ServeProcess second = ServeProcess.start(logs, "--port", String.valueOf(busy), "--ctx-size", "512")) {
+            assertThat(second.process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(second.process.exitValue()).isEqualTo(2);
+            assertThat(second.output())
+                    .contains("ctxprobe serve: port " + busy + " on 127.0.0.1 is already in use; stop the process"
+                            + " holding it or choose another with --port (0 picks a free one)\n")
+                    .doesNotContain("Exception", "\tat ", "java.");
+        }
+    }
+
+    @Test
+    void aNativeLibraryThatCannotLoadEndsTheProcessWithItsCause() throws Exception {
+        try (ServeProcess broken = ServeProcess.start(
+                logs, List.of("-Dde.kherud.llama.tmpdir=/no/such/dir"), "--port", "0", "--ctx-size", "512")) {
+            // Before the fix the HTTP server's thread kept the process alive at 503 forever.
+            assertThat(broken.process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+            assertThat(broken.process.exitValue()).isEqualTo(1);
+            assertThat(broken.output())
+                    .contains("ctxprobe serve: llama.cpp's native library could not be written to /no/such/dir (no such"
+                            + " file or folder); give a writable temp folder in CTXPROBE_JAVA_OPTS, e.g."
+                            + " -Djava.io.tmpdir=/var/tmp\n")
+                    .doesNotContain("Exception", "\tat ", "ready on");
+        }
+    }
+
+    @Test
+    void parallelServersEachLoadTheirOwnCopyOfTheNativeLibraryAndLeaveNone(@TempDir Path tmp) throws Exception {
+        List<ServeProcess> servers = new ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                servers.add(ServeProcess.start(
+                        logs,
+                        List.of("-Djava.io.tmpdir=" + tmp),
+                        "--port",
+                        "0",
+                        "--ctx-size",
+                        "512",
+                        "--threads",
+                        "1"));
+            }
+            for (ServeProcess s : servers) {
+                int port = s.awaitReady();
+                HttpResponse<String> r = HTTP.send(
+                        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/completions"))
+                                .POST(HttpRequest.BodyPublishers.ofString("{\"prompt\":[5,6,7],\"max_tokens\":2}"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            }
+            // The library's own loader extracts every process's copy to <tmpdir>/libjllama.so and deletes it at exit.
+            try (var files = java.nio.file.Files.walk(tmp)) {
+                assertThat(files.map(p -> p.getFileName().toString()).filter(n -> n.contains("jllama")))
+                        .as("copies of the native library left in the temp folder while the servers run")
+                        .isEmpty();
+            }
+        } finally {
+            for (ServeProcess s : servers) {
+                s.close();
+            }
         }
     }
 }

@@ -27,9 +27,15 @@ final class ServeProcess implements AutoCloseable {
     }
 
     static ServeProcess start(Path logDir, String... serveArgs) throws IOException {
+        return start(logDir, List.of(), serveArgs);
+    }
+
+    /** With these JVM flags before the main class, e.g. {@code -Djava.io.tmpdir=...}. */
+    static ServeProcess start(Path logDir, List<String> jvmFlags, String... serveArgs) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(ProcessHandle.current().info().command().orElseThrow());
         cmd.add("--enable-native-access=ALL-UNNAMED");
+        cmd.addAll(jvmFlags);
         // One cache for all tests of a build, so the demo model is generated once.
         cmd.add("-D" + DemoModel.CACHE_PROPERTY + "="
                 + Path.of("target", "test-model-cache").toAbsolutePath());

@@ -122,11 +122,13 @@ class ResponseDiagnosisTest {
                 Arguments.of(
                         "embedded",
                         400,
-                        "{\"error\":{\"message\":\"prompt of 65,792 tokens exceeds the context of 40,192 tokens\","
-                                + "\"type\":\"invalid_request_error\",\"code\":\"context_length_exceeded\"}}",
+                        "{\"error\":{\"message\":\"This model's maximum context length is 40192 tokens. However,"
+                                + " you requested 65793 tokens (65792 in the prompt, 1 in the completion): with"
+                                + " max_tokens 1 a prompt can have at most 40191 tokens.\",\"type\":\"BadRequestError\","
+                                + "\"param\":\"prompt\",\"code\":400}}",
                         FailureClass.REQUEST_REJECTED,
                         40_192L,
-                        "(limit 40,192 tokens): prompt of 65,792 tokens exceeds the context of 40,192 tokens"),
+                        "(limit 40,192 tokens): This model's maximum context length is 40192 tokens"),
                 Arguments.of(
                         "openai",
                         400,

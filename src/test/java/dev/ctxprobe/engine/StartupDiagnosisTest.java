@@ -199,6 +199,18 @@ class StartupDiagnosisTest {
                         null,
                         "could not allocate the context"),
                 Arguments.of(
+                        "embedded",
+                        2,
+                        """
+                        ctxprobe-serve: kv capacity 43,690 tokens in 8,388,608 bytes, ctx-size 4,096
+                        ctxprobe serve: port 8000 on 127.0.0.1 is already in use; stop the process holding it or choose\
+                         another with --port (0 picks a free one)
+                        """,
+                        FailureClass.PORT_BUSY,
+                        null,
+                        43_690L,
+                        "the port was taken between the check and the launch"),
+                Arguments.of(
                         "vllm",
                         1,
                         """

@@ -169,4 +169,85 @@ class ExperimentLoaderTest {
                 ExperimentError.class, () -> loader.parse(FILE, GOOD.replaceAll("    command: .*\\n", "")));
         assertThat(err.getMessage()).contains("'backends[0].command' is missing");
     }
+
+    /**
+     * Values of the wrong kind are named in the file's words, never in Java's: no type name, no advice about
+     * coercion settings, and a hint about quotes only where removing them would fix the value.
+     */
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            quoteCharacter = '"',
+            value = {
+                "context_pad: lots|'context_pad' must be a whole number, not the text 'lots'",
+                "context_pad: '12'|'context_pad' must be a whole number, not the text '12': remove the quotes",
+                "context_pad: 1.5|'context_pad' must be a whole number, not the number 1.5",
+                "context_pad: [1]|'context_pad' must be a whole number, not a list",
+                "load: {num_prompts: yes}|'load.num_prompts' must be a whole number, not the text 'yes'",
+                "load: {warmup: 99999999999}|'load.warmup' is too large: write a whole number up to 2,147,483,647",
+                "context_pad: 99999999999999999999999|'context_pad' is too large: write a whole number up to"
+                        + " 9,223,372,036,854,775,807",
+                "timeouts: {startup_s: ten}|'timeouts.startup_s' must be a number, not the text 'ten'",
+                "timeouts: {startup_s: '60'}|'timeouts.startup_s' must be a number, not the text '60': remove the quotes",
+                "description: {a: 1}|'description' must be a text value, not a mapping",
+                "load: 3|'load' must be a mapping of keys to values, not the number 3",
+            })
+    void wrongKindsOfValueAreNamedInTheFilesWords(String line, String message) {
+        String text = GOOD.replace("model: /m", "model: /m\n" + line);
+        ExperimentError err = catchThrowableOfType(ExperimentError.class, () -> loader.parse(FILE, text));
+        assertThat(err).as(line).isNotNull();
+        assertThat(err.problem()).isEqualTo(message);
+        assertThat(err.getMessage()).doesNotContain("java.", "Cannot", "coerc", "`", "quotes that");
+    }
+
+    @Test
+    void aFileThatIsNoMappingSaysWhatAnExperimentHolds() {
+        ExperimentError err = catchThrowableOfType(ExperimentError.class, () -> loader.parse(FILE, "- a\n- b\n"));
+        assertThat(err.problem())
+                .isEqualTo("the file must hold keys with values (experiment:, model:, sweep:, backends:), not a list;"
+                        + " start from experiments/demo.yaml");
+    }
+
+    @ParameterizedTest
+    @CsvSource({".inf", "inf", "Infinity", "\".inf\""})
+    void anInfiniteRequestRateIsWrittenAsYamlAllows(String rate) throws ExperimentError {
+        Experiment e = loader.parse(FILE, GOOD.replace("model: /m", "model: /m\nload: {request_rate: " + rate + "}"));
+        assertThat(e.load().requestRate()).isInfinite();
+    }
+
+    @Test
+    void aFolderGivenAsTheExperimentNamesItsFiles(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        java.nio.file.Files.writeString(dir.resolve("b.yaml"), GOOD);
+        java.nio.file.Files.writeString(dir.resolve("a.yaml"), GOOD);
+        ExperimentError err = catchThrowableOfType(ExperimentError.class, () -> loader.load(dir));
+        assertThat(err.getMessage())
+                .isEqualTo(dir + ": this is a folder: give one of its experiment files, e.g. " + dir.resolve("a.yaml")
+                        + " (it holds a.yaml, b.yaml)");
+        ExperimentError empty = catchThrowableOfType(
+                ExperimentError.class,
+                () -> loader.load(dir.resolve("sub").toFile().mkdir() ? dir.resolve("sub") : dir));
+        assertThat(empty.problem())
+                .isEqualTo("this is a folder: give the path of an experiment file (see experiments/)");
+    }
+
+    @Test
+    void aCommandStartingWithAPlaceholderIsToldToBeQuoted() {
+        ExperimentError err = catchThrowableOfType(
+                ExperimentError.class,
+                () -> loader.parse(FILE, GOOD.replace("command: vllm serve", "command: {tp} vllm serve")));
+        assertThat(err.problem())
+                .isEqualTo(
+                        "not valid YAML: expected <block end>, but found '<scalar>' (while parsing a block mapping);"
+                                + " a value that starts with a {placeholder} must be quoted, e.g. command: '{java} -jar x.jar'");
+    }
+
+    @Test
+    void anInfiniteTimeoutIsRefusedInTheFilesWords() {
+        ExperimentError err = catchThrowableOfType(
+                ExperimentError.class,
+                () -> loader.parse(FILE, GOOD.replace("model: /m", "model: /m\ntimeouts: {startup_s: .inf}")));
+        assertThat(err.problem())
+                .isEqualTo("timeouts.startup_s is a number of seconds above 0, found .inf: give a finite number, e.g."
+                        + " 1800");
+    }
 }

@@ -113,7 +113,7 @@ public final class TestEngine {
         }
         logLoading();
         holdResidentMemory();
-        Thread.sleep(options.startupMs());
+        loadWeights();
         // Loading lasts as long as a test wants: until it removes the file.
         while (options.holdWhile() != null && Files.exists(Path.of(options.holdWhile()))) {
             Thread.sleep(50);
@@ -259,6 +259,50 @@ public final class TestEngine {
             case LLAMACPP -> llama.loading().forEach(System.err::println);
             case LMDEPLOY -> info("TurbomindEngineConfig(session_len=" + mml + ")");
             case TGI -> info("Args { model_id: \"" + MODEL + "\", max_total_tokens: Some(" + mml + ") }");
+        }
+    }
+
+    /**
+     * Spends the startup time as vLLM and SGLang do, saying so as they do: the checkpoint shards and then the CUDA
+     * graphs, each a tqdm bar that rewrites its line with carriage returns on stderr. The other engines only wait.
+     */
+    private void loadWeights() throws InterruptedException {
+        long total = options.startupMs();
+        boolean vllm = options.mode() == Mode.VLLM;
+        if (total <= 0 || !(vllm || options.mode() == Mode.SGLANG)) {
+            Thread.sleep(Math.max(0, total));
+            return;
+        }
+        if (!vllm) {
+            info("Load weight begin. avail mem=78.50 GB");
+        }
+        long weights = total * 3 / 4;
+        progress("Loading safetensors checkpoint shards", " Completed | ", 64, weights);
+        if (vllm) {
+            info("Loading weights took " + String.format(Locale.ROOT, "%.2f", weights / 1000.0) + " seconds");
+            progress("Capturing CUDA graphs (mixed prefill-decode, PIECEWISE)", "|##########| ", 67, total - weights);
+        } else {
+            info("Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16, avail mem=10.31 GB, mem"
+                    + " usage=68.19 GB.");
+            info("Capture cuda graph begin. This can take up to several minutes. avail mem=9.01 GB");
+            progress("Capturing batches (bs=1 avail_mem=8.50 GB)", "|##########| ", 4, total - weights);
+        }
+    }
+
+    /** A tqdm bar of {@code steps} over {@code ms}, redrawn every quarter second, ended with a newline. */
+    private static void progress(String what, String bar, int steps, long ms) throws InterruptedException {
+        long start = System.nanoTime();
+        while (true) {
+            long done = Math.min(ms, (System.nanoTime() - start) / 1_000_000);
+            int k = ms == 0 ? steps : (int) (steps * done / ms);
+            System.err.print("\r" + what + ": " + String.format(Locale.ROOT, "%3d%%", 100 * k / steps) + bar + k + "/"
+                    + steps + " [" + String.format(Locale.ROOT, "%02d:%02d", done / 60_000, done / 1000 % 60) + "]");
+            System.err.flush();
+            if (done >= ms) {
+                System.err.println();
+                return;
+            }
+            Thread.sleep(Math.min(250, ms - done));
         }
     }
 
