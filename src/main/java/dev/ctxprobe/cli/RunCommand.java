@@ -56,6 +56,12 @@ final class RunCommand implements Callable<Integer> {
     Path resume;
 
     @Option(
+            names = "--parallel",
+            paramLabel = "N",
+            description = "Explore up to N backends at once, each with its own servers (default: ${DEFAULT-VALUE}).")
+    int parallel = 1;
+
+    @Option(
             names = {"-q", "--quiet"},
             description = "Print only the frontier lines.")
     boolean quiet;
@@ -74,6 +80,10 @@ final class RunCommand implements Callable<Integer> {
         List<String> notices = new ArrayList<>();
         RunFolder folder = null;
         try {
+            if (parallel < 1) {
+                Main.err("--parallel is how many backends run at once: 1 or more, not " + parallel);
+                return Main.USAGE;
+            }
             if (resume != null && file != null) {
                 Main.err("give either EXPERIMENT.yaml or --resume RUN_DIR, not both: --resume continues a run with"
                         + " the experiment kept in its folder (" + RunFolder.EXPERIMENT_COPY + ")");
@@ -149,8 +159,8 @@ final class RunCommand implements Callable<Integer> {
             throws IOException, RunFolder.Refused, Exploration.ResumeMismatch, Preflight.Refused {
         int before = folder == null ? 0 : folder.results().scenarios().size();
         Run.Result result;
-        try (Console console = new Console(stdout, quiet, verbose, before)) {
-            Run run = new Run(console, stdout::println, given);
+        try (Console console = new Console(stdout, quiet, verbose, before, parallel > 1)) {
+            Run run = new Run(console, stdout::println, given, parallel);
             try (Interrupts ignored = Interrupts.install(Thread.currentThread())) {
                 result = folder == null ? run.start(e, Experiments.text(file), file, out) : run.resume(folder, e);
             }

@@ -205,8 +205,12 @@ public record Experiment(
         }
     }
 
-    /** Time limits of a step's phases. */
-    public record Timeouts(Duration startup, Duration request, Duration shutdown) {}
+    /**
+     * Time limits of a step's phases.
+     *
+     * @param queue how long a cluster may keep a step's job waiting before it runs (never part of startup)
+     */
+    public record Timeouts(Duration startup, Duration request, Duration shutdown, Duration queue) {}
 
     /**
      * One engine and its server command.

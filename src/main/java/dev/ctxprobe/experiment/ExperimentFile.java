@@ -43,7 +43,7 @@ record ExperimentFile(
 
     record FrontierFile(Long min, Long max, Double precision, Long align, Integer maxLaunches, String start) {}
 
-    record TimeoutsFile(Double startupS, Double requestS, Double shutdownS) {}
+    record TimeoutsFile(Double startupS, Double requestS, Double shutdownS, Double queueS) {}
 
     record BackendFile(
             String name,

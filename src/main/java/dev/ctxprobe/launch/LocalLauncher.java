@@ -3,7 +3,6 @@ package dev.ctxprobe.launch;
 import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.hardware.HardwareProbe;
 import java.io.IOException;
-import java.net.HttpURLConnection;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,6 +51,12 @@ public final class LocalLauncher implements Launcher {
                             + " succeeded before launch")));
         }
         return gpu == null ? Optional.empty() : gpu.preflight(spec.env(), spec.shutdownTimeout());
+    }
+
+    /** On a machine with accelerators, two servers may run together only on devices of their own. */
+    @Override
+    public boolean canRunTogether(Map<String, String> env, Map<String, String> otherEnv) {
+        return gpu == null || GpuHygiene.disjoint(env, otherEnv);
     }
 
     @Override
@@ -243,7 +248,7 @@ public final class LocalLauncher implements Launcher {
                 if (!process.isAlive()) {
                     return new Readiness.Exited(since(), Termination.exited(process.exitValue()));
                 }
-                int status = probe(uri);
+                int status = HealthProbe.status(uri);
                 if (status == 200) {
                     return new Readiness.Ready(since(), "GET " + spec.readinessPath() + " 200");
                 }
@@ -261,30 +266,6 @@ public final class LocalLauncher implements Launcher {
 
         private Duration since() {
             return Duration.ofNanos(System.nanoTime() - startedNanos);
-        }
-
-        private static int probe(URI uri) {
-            HttpURLConnection c = null;
-            try {
-                c = (HttpURLConnection) uri.toURL().openConnection();
-                c.setConnectTimeout(500);
-                c.setReadTimeout(2000);
-                c.setUseCaches(false);
-                int code = c.getResponseCode();
-                // A few KB at most: a health answer that never ends must not stall readiness past startup_s.
-                var body = code < 400 ? c.getInputStream() : c.getErrorStream();
-                if (body != null) {
-                    body.readNBytes(4096);
-                    body.close();
-                }
-                return code;
-            } catch (IOException notYet) {
-                return -1;
-            } finally {
-                if (c != null) {
-                    c.disconnect();
-                }
-            }
         }
 
         @Override

@@ -19,8 +19,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 /**
@@ -45,23 +45,27 @@ public final class Run {
     private final RunListener listener;
     private final Consumer<String> notices;
     private final PredictInputs predictInputs;
+    private final int parallel;
 
     /**
-     * @param listener hears of every step as it starts and ends
+     * @param listener hears of every step as it starts and ends (from several threads when {@code parallel} is
+     *     above 1)
      * @param notices lines for the user beside the steps (leftover servers stopped)
      */
     public Run(RunListener listener, Consumer<String> notices) {
-        this(listener, notices, PredictInputs.none());
+        this(listener, notices, PredictInputs.none(), 1);
     }
 
     /**
      * @param predictInputs what the predictions a search starts from use besides the file and this machine
      *     ({@code --model-config}, {@code --weights-gib}, {@code --devices}, {@code --memory-gib})
+     * @param parallel how many backends are explored at once
      */
-    public Run(RunListener listener, Consumer<String> notices, PredictInputs predictInputs) {
+    public Run(RunListener listener, Consumer<String> notices, PredictInputs predictInputs, int parallel) {
         this.listener = listener;
         this.notices = notices;
         this.predictInputs = predictInputs;
+        this.parallel = parallel;
     }
 
     /**
@@ -115,7 +119,8 @@ public final class Run {
     private Result explore(RunFolder folder, Experiment e, ResultDocument start) throws Exploration.ResumeMismatch {
         Recorder recorder = new Recorder(folder.resultsFile(), start);
         listener.runStarted(e.name(), folder.dir());
-        Map<Experiment.Launcher, Launcher> launchers = new LinkedHashMap<>();
+        // Backends explored at once ask for their launchers from their own threads.
+        Map<Experiment.Launcher, Launcher> launchers = new ConcurrentHashMap<>();
         LaunchContext context = new LaunchContext(folder.dir(), folder.ledger(), HardwareProbe.system());
         Exploration exploration = new Exploration(
                 plan(e),
@@ -123,7 +128,8 @@ public final class Run {
                         b.launcher(), l -> Launchers.provider(l.kind()).create(context, l.options())),
                 folder.dir(),
                 recorder,
-                listener);
+                listener,
+                parallel);
         Ending ending = Ending.COMPLETED;
         try {
             exploration.run();

@@ -39,7 +39,12 @@ record EngineOptions(
         Boolean kvUnified,
         Boolean contextShift,
         long trainContext,
-        int vocab) {
+        int vocab,
+        int nodeRank,
+        int nnodes,
+        String distInitAddr,
+        long residentMb,
+        String holdWhile) {
 
     /** {@code --max-model-len auto}: the engine fits its context to memory. */
     static final long AUTO = -1;
@@ -52,7 +57,8 @@ record EngineOptions(
             + " [--capacity N] [--startup-ms N] [--prefill-us-per-token D] [--prefill-quadratic-ns D]"
             + " [--itl-ms D] [--refuse-at L1,L2,...] [--fault NAME]... [--build b11669|b4748|new|old]"
             + " [--derived-max N] [-np N] [--kv-unified | --no-kv-unified] [--context-shift | --no-context-shift]"
-            + " [--n-ctx-train N] [--vocab N]"
+            + " [--n-ctx-train N] [--vocab N] [--resident-mb N] [--node-rank R --nnodes N --dist-init-addr HOST:PORT]"
+            + " [--hold-while FILE]"
             + " [--model-config FILE --device-memory-gib G [--weights-gib W] [--gpu-memory-utilization F |"
             + " --mem-fraction-static F] [--tensor-parallel-size N | --tp-size N] [--kv-cache-dtype D]"
             + " [--block-size N | --page-size N]]";
@@ -86,6 +92,8 @@ record EngineOptions(
         CLOSE_MID_STREAM,
         IGNORE_SIGTERM,
         LEAVE_CHILD,
+        /** A process in a session of its own that outlives the engine, beyond any group signal. */
+        LEAVE_ORPHAN,
         OOM_STARTUP,
         BAD_ARGS,
         TRUNCATE,
@@ -129,6 +137,11 @@ record EngineOptions(
         double itlMs = 0.0;
         Set<Long> refuseAt = new HashSet<>();
         Set<Fault> faults = EnumSet.noneOf(Fault.class);
+        int nodeRank = 0;
+        int nnodes = 1;
+        String distInitAddr = null;
+        long residentMb = 0;
+        String holdWhile = null;
         String build = null;
         Long derivedMax = null;
         Integer parallel = null;
@@ -180,6 +193,11 @@ record EngineOptions(
                     }
                 }
                 case "--fault" -> faults.add(Fault.parse(value));
+                case "--node-rank" -> nodeRank = (int) number(name, value);
+                case "--nnodes" -> nnodes = (int) number(name, value);
+                case "--dist-init-addr" -> distInitAddr = value;
+                case "--resident-mb" -> residentMb = number(name, value);
+                case "--hold-while" -> holdWhile = value;
                 default -> {
                     if (!ModelSizing.OPTIONS.contains(name)) {
                         throw new IllegalArgumentException("unrecognized argument: " + arg);
@@ -196,6 +214,12 @@ record EngineOptions(
             if (derivedMax == null) {
                 derivedMax = sizing.maxPositions();
             }
+        }
+        if (nnodes > 1 && (distInitAddr == null || !distInitAddr.matches(".+:\\d+"))) {
+            throw new IllegalArgumentException("--nnodes above 1 needs --dist-init-addr HOST:PORT");
+        }
+        if (nodeRank < 0 || nodeRank >= nnodes) {
+            throw new IllegalArgumentException("--node-rank " + nodeRank + " is outside 0.." + (nnodes - 1));
         }
         if (maxModelLen == AUTO && mode != Mode.VLLM) {
             throw new IllegalArgumentException("argument --max-model-len: invalid int value: 'auto'");
@@ -224,7 +248,12 @@ record EngineOptions(
                 kvUnified,
                 contextShift,
                 trainContext,
-                vocab);
+                vocab,
+                nodeRank,
+                nnodes,
+                distInitAddr,
+                residentMb,
+                holdWhile);
     }
 
     private static Mode mode(String value) {
