@@ -11,7 +11,12 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
@@ -20,8 +25,9 @@ import java.util.function.LongSupplier;
  * The run's terminal output: one line per step as it finishes, then a closing table led by the frontier line of
  * each backend. While a step runs there are signs of life: on a terminal its line is redrawn twice a second with
  * the phase (queued, launching, loading, ready, prefill, decoding, stopping), the time in it and the server log's
- * latest line; without a terminal (or under CI) a plain line is printed every 30 s that a phase lasts. It prints
- * only; the results are saved whether or not anyone listens.
+ * latest line; without a terminal (or under CI) a plain line is printed every 30 s that a phase lasts. With backends
+ * explored at once ({@code run --parallel}) each live step has its line, drawn as a block below the finished ones.
+ * It prints only; the results are saved whether or not anyone listens.
  *
  * <p>Drawn by hand rather than with a progress library: one line, rewritten with a carriage return and ANSI's
  * erase-to-end-of-line, cut to the terminal's width, is all it takes. JLine would bring a megabyte and native
@@ -36,6 +42,9 @@ final class Console implements RunListener, AutoCloseable {
     static final long PLAIN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     private static final String ERASE_TO_END = "\u001B[K";
+    /** ANSI: to the start of the line N lines up ({@code %d}), then erase to the end of the screen. */
+    private static final String UP_AND_ERASE = "\u001B[%dF\u001B[J";
+
     private static final char[] SPINNER = {'|', '/', '-', '\\'};
 
     private final PrintStream out;
@@ -44,8 +53,13 @@ final class Console implements RunListener, AutoCloseable {
     private final boolean live;
     private final LongSupplier clock;
     private final int width;
+    private final boolean together;
     private int steps;
-    private volatile Running running;
+    /** The live steps by backend: one at a time, or one per backend explored at once. */
+    private final Map<String, Running> running = new ConcurrentHashMap<>();
+    /** Lines of the block of live steps drawn below the finished ones (backends at once, on a terminal). */
+    private int drawn;
+
     private Thread ticker;
     private boolean closed;
 
@@ -74,8 +88,11 @@ final class Console implements RunListener, AutoCloseable {
         }
     }
 
-    /** @param stepsSoFar the steps already in the document (a resumed run counts on from them) */
-    Console(PrintStream out, boolean quiet, boolean verbose, int stepsSoFar) {
+    /**
+     * @param stepsSoFar the steps already in the document (a resumed run counts on from them)
+     * @param together backends are explored at once, so several steps are live at a time
+     */
+    Console(PrintStream out, boolean quiet, boolean verbose, int stepsSoFar, boolean together) {
         // On a terminal the step's line is drawn and finished in place; CI logs and files get whole lines.
         this(
                 out,
@@ -83,16 +100,29 @@ final class Console implements RunListener, AutoCloseable {
                 verbose,
                 stepsSoFar,
                 System.console() != null && System.getenv("CI") == null,
-                System::nanoTime);
+                System::nanoTime,
+                together);
     }
 
     Console(PrintStream out, boolean quiet, boolean verbose, int stepsSoFar, boolean live, LongSupplier clock) {
+        this(out, quiet, verbose, stepsSoFar, live, clock, false);
+    }
+
+    Console(
+            PrintStream out,
+            boolean quiet,
+            boolean verbose,
+            int stepsSoFar,
+            boolean live,
+            LongSupplier clock,
+            boolean together) {
         this.out = out;
         this.quiet = quiet;
         this.verbose = verbose;
         this.steps = stepsSoFar;
         this.live = live;
         this.clock = clock;
+        this.together = together;
         this.width = live ? terminalWidth() : 0;
     }
 
@@ -123,8 +153,8 @@ final class Console implements RunListener, AutoCloseable {
 
     @Override
     public synchronized void stepStarting(String backend, long target, long maxModelLen) {
-        Running r = new Running(steps + 1, backend, target, clock.getAsLong());
-        running = r;
+        Running r = new Running(steps + running.size() + 1, backend, target, clock.getAsLong());
+        running.put(backend, r);
         if (quiet) {
             return;
         }
@@ -137,7 +167,9 @@ final class Console implements RunListener, AutoCloseable {
                     target,
                     maxModelLen);
         }
-        if (live) {
+        if (live && together) {
+            drawBlock(Map.of());
+        } else if (live) {
             draw(r, null);
         }
     }
@@ -145,8 +177,8 @@ final class Console implements RunListener, AutoCloseable {
     // Called on request threads too, right after a first token: no lock, no I/O, an allocation only on a change.
     @Override
     public void stepPhase(String backend, long target, StepPhase phase, Path log) {
-        Running r = running;
-        if (r == null || !r.backend.equals(backend)) {
+        Running r = running.get(backend);
+        if (r == null) {
             return;
         }
         r.state.updateAndGet(old -> {
@@ -159,33 +191,81 @@ final class Console implements RunListener, AutoCloseable {
 
     /** Redraws the terminal's line, or prints a plain line when a phase has lasted another 30 s. */
     void tick() {
-        Running r = running;
-        if (quiet || r == null) {
+        if (quiet || running.isEmpty()) {
             return;
         }
-        PhaseState state = r.state.get();
-        // Read before taking the lock: the log is a file, and the step's own threads print under the lock.
-        String logLine =
-                state.log() == null ? null : ServerLog.latestLine(state.log()).orElse(null);
+        // Read before taking the lock: the logs are files, and the steps' own threads print under the lock.
+        Map<Running, String> logLines = new HashMap<>();
+        for (Running r : running.values()) {
+            Path log = r.state.get().log();
+            String line = log == null ? null : ServerLog.latestLine(log).orElse(null);
+            if (line != null) {
+                logLines.put(r, line);
+            }
+        }
         synchronized (this) {
-            if (closed || running != r) {
+            if (closed) {
                 return;
             }
-            if (live) {
-                draw(r, logLine);
+            if (live && together) {
+                drawBlock(logLines);
                 return;
             }
+            for (Running r : running.values()) {
+                tick(r, logLines.get(r));
+            }
+        }
+    }
+
+    private void tick(Running r, String logLine) {
+        PhaseState state = r.state.get();
+        if (live) {
+            draw(r, logLine);
+            return;
+        }
+        long now = clock.getAsLong();
+        if (r.plainPhaseSince != state.sinceNanos()) {
+            r.plainPhaseSince = state.sinceNanos();
+            r.lastPlainNanos = state.sinceNanos();
+        }
+        if (state.phase() != null && now - r.lastPlainNanos >= PLAIN_EVERY_NANOS) {
+            r.lastPlainNanos = now;
+            out.println(head(r.number, r.backend, r.target) + state.phase().id() + " for "
+                    + elapsed(now - state.sinceNanos()) + (logLine == null ? "" : ": " + logLine));
+            out.flush();
+        }
+    }
+
+    // The live steps, one line each in the order they started, in place of the block drawn before.
+    private void drawBlock(Map<Running, String> logLines) {
+        eraseBlock();
+        List<Running> shown = running.values().stream()
+                .sorted(Comparator.comparingInt(r -> r.number))
+                .toList();
+        for (Running r : shown) {
+            PhaseState state = r.state.get();
             long now = clock.getAsLong();
-            if (r.plainPhaseSince != state.sinceNanos()) {
-                r.plainPhaseSince = state.sinceNanos();
-                r.lastPlainNanos = state.sinceNanos();
-            }
-            if (state.phase() != null && now - r.lastPlainNanos >= PLAIN_EVERY_NANOS) {
-                r.lastPlainNanos = now;
-                out.println(head(r.number, r.backend, r.target) + state.phase().id() + " for "
-                        + elapsed(now - state.sinceNanos()) + (logLine == null ? "" : ": " + logLine));
-                out.flush();
-            }
+            r.frame++;
+            out.println(fit(
+                    progressLine(
+                            r.number,
+                            r.backend,
+                            r.target,
+                            state.phase(),
+                            now - state.sinceNanos(),
+                            now - r.startedNanos,
+                            SPINNER[r.frame % SPINNER.length],
+                            logLines.get(r)),
+                    width));
+        }
+        drawn = shown.size();
+        out.flush();
+    }
+
+    private void eraseBlock() {
+        if (drawn > 0) {
+            out.print(String.format(Locale.ROOT, UP_AND_ERASE, drawn));
+            drawn = 0;
         }
     }
 
@@ -258,11 +338,13 @@ final class Console implements RunListener, AutoCloseable {
     public synchronized void stepFinished(Scenario s, ResultDocument doc) {
         // Numbered by the document, so a resumed run and skipped steps count on from where they stand.
         steps = doc.scenarios().size();
-        running = null;
+        running.remove(s.backend());
         if (quiet) {
             return;
         }
-        if (live) {
+        if (live && together) {
+            eraseBlock();
+        } else if (live) {
             out.print("\r" + ERASE_TO_END);
         }
         out.println(stepLine(steps, s));
@@ -272,6 +354,9 @@ final class Console implements RunListener, AutoCloseable {
         }
         if (verbose && s.failure() != null) {
             s.failure().evidence().forEach(l -> out.println("      | " + l));
+        }
+        if (live && together) {
+            drawBlock(Map.of());
         }
         out.flush();
     }
@@ -345,11 +430,14 @@ final class Console implements RunListener, AutoCloseable {
             }
             closed = true;
             t = ticker;
-            if (live && running != null && !quiet) {
+            if (live && together && !quiet) {
+                eraseBlock();
+                out.flush();
+            } else if (live && !running.isEmpty() && !quiet) {
                 out.print("\r" + ERASE_TO_END);
                 out.flush();
             }
-            running = null;
+            running.clear();
         }
         if (t != null) {
             t.interrupt();

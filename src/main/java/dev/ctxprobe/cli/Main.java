@@ -21,6 +21,7 @@ import picocli.CommandLine.Command;
         subcommands = {
             RunCommand.class,
             ValidateCommand.class,
+            PlanCommand.class,
             ReportCommand.class,
             ServeCommand.class,
             CommandLine.HelpCommand.class

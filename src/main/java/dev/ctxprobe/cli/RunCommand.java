@@ -4,10 +4,12 @@ import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
 import dev.ctxprobe.experiment.FileReason;
 import dev.ctxprobe.explore.Exploration;
-import dev.ctxprobe.explore.Plan;
 import dev.ctxprobe.hardware.HardwareProbe;
+import dev.ctxprobe.predict.PredictInputs;
+import dev.ctxprobe.predict.Prediction;
 import dev.ctxprobe.results.Recorder;
 import dev.ctxprobe.run.Experiments;
+import dev.ctxprobe.run.Predictions;
 import dev.ctxprobe.run.Preflight;
 import dev.ctxprobe.run.Run;
 import dev.ctxprobe.run.RunFolder;
@@ -19,6 +21,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -54,6 +57,12 @@ final class RunCommand implements Callable<Integer> {
     Path resume;
 
     @Option(
+            names = "--parallel",
+            paramLabel = "N",
+            description = "Explore up to N backends at once, each with its own servers (default: ${DEFAULT-VALUE}).")
+    int parallel = 1;
+
+    @Option(
             names = {"-q", "--quiet"},
             description = "Print only the frontier lines.")
     boolean quiet;
@@ -62,6 +71,9 @@ final class RunCommand implements Callable<Integer> {
             names = {"-v", "--verbose"},
             description = "Print step starts and failure evidence.")
     boolean verbose;
+
+    @Mixin
+    PredictionOptions prediction;
 
     @Override
     public Integer call() {
@@ -72,6 +84,10 @@ final class RunCommand implements Callable<Integer> {
         // not fall through to the JVM's default, which exits at once.
         Interrupts interrupts = Interrupts.install(Thread.currentThread());
         try {
+            if (parallel < 1) {
+                Main.err("--parallel is how many backends run at once: 1 or more, not " + parallel);
+                return Main.USAGE;
+            }
             if (resume != null && file != null) {
                 Main.err("give either EXPERIMENT.yaml or --resume RUN_DIR, not both: --resume continues a run with"
                         + " the experiment kept in its folder (" + RunFolder.EXPERIMENT_COPY + ")");
@@ -90,14 +106,17 @@ final class RunCommand implements Callable<Integer> {
             } else {
                 e = overridden(Experiments.load(file));
             }
+            PredictInputs given = prediction.inputs();
             if (dryRun) {
-                ValidateCommand.printPlan(Plan.of(e), verbose, stdout);
+                Prediction predicted = Predictions.of(e, Predictions.onThisMachine(given));
+                ValidateCommand.printPlan(Predictions.plan(e, predicted), verbose, stdout);
+                ValidateCommand.printWarnings(predicted, stdout);
                 ValidateCommand.printFindings(
                         Preflight.check(e, null, HardwareProbe.system(), System.getenv()), stdout);
                 return Main.OK;
             }
             notices.forEach(stdout::println);
-            return execute(e, folder, stdout, interrupts);
+            return execute(e, folder, stdout, given, interrupts);
         } catch (ExperimentError err) {
             System.err.println(err.getMessage());
             return Main.USAGE;
@@ -144,12 +163,12 @@ final class RunCommand implements Callable<Integer> {
         return onlyBackends.isEmpty() ? chosen : chosen.withBackends(onlyBackends);
     }
 
-    private int execute(Experiment e, RunFolder folder, PrintStream stdout, Interrupts interrupts)
+    private int execute(Experiment e, RunFolder folder, PrintStream stdout, PredictInputs given, Interrupts interrupts)
             throws IOException, RunFolder.Refused, Exploration.ResumeMismatch, Preflight.Refused {
         int before = folder == null ? 0 : folder.results().scenarios().size();
         Run.Result result;
-        try (Console console = new Console(stdout, quiet, verbose, before)) {
-            Run run = new Run(console, stdout::println, interrupts::finishing);
+        try (Console console = new Console(stdout, quiet, verbose, before, parallel > 1)) {
+            Run run = new Run(console, stdout::println, given, parallel, interrupts::finishing);
             result = folder == null ? run.start(e, Experiments.text(file), file, out) : run.resume(folder, e);
             console.summary(result.document(), result.dir());
         }

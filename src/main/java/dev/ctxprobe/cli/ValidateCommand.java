@@ -4,13 +4,18 @@ import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
 import dev.ctxprobe.explore.Plan;
 import dev.ctxprobe.hardware.HardwareProbe;
+import dev.ctxprobe.predict.BackendPrediction;
+import dev.ctxprobe.predict.PredictInputs;
+import dev.ctxprobe.predict.Prediction;
 import dev.ctxprobe.run.Experiments;
+import dev.ctxprobe.run.Predictions;
 import dev.ctxprobe.run.Preflight;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import tools.jackson.databind.json.JsonMapper;
@@ -29,18 +34,37 @@ final class ValidateCommand implements Callable<Integer> {
     @Option(names = "--argv", description = "Also print each step's arguments one a line.")
     boolean argv;
 
+    @Mixin
+    PredictionOptions prediction;
+
     @Override
     public Integer call() {
         Experiment e;
+        PredictInputs given;
         try {
             e = Experiments.load(file);
+            given = prediction.inputs();
         } catch (ExperimentError err) {
             System.err.println(err.getMessage());
             return Main.USAGE;
+        } catch (IllegalArgumentException err) {
+            Main.err(err.getMessage());
+            return Main.USAGE;
         }
-        printPlan(Plan.of(e), argv, System.out);
+        Prediction predicted = Predictions.of(e, Predictions.onThisMachine(given));
+        printPlan(Predictions.plan(e, predicted), argv, System.out);
+        printWarnings(predicted, System.out);
         printFindings(Preflight.check(e, null, HardwareProbe.system(), System.getenv()), System.out);
         return Main.OK;
+    }
+
+    /** The sweep targets no launch can serve, because the model's own limit is below them. */
+    static void printWarnings(Prediction predicted, PrintStream out) {
+        if (predicted.warnings().isEmpty()) {
+            return;
+        }
+        out.println();
+        predicted.warnings().forEach(w -> out.println("warning: " + w.message()));
     }
 
     /**
@@ -100,6 +124,7 @@ final class ValidateCommand implements Callable<Integer> {
                     step.command().argv().forEach(a -> out.println("      " + a));
                 }
             }
+            printStart(b, e, out);
             if (b.searched()) {
                 Experiment.Frontier f = e.sweep().frontier();
                 out.printf(
@@ -112,6 +137,25 @@ final class ValidateCommand implements Callable<Integer> {
                         f.precision() * 100,
                         f.maxLaunches());
             }
+        }
+    }
+
+    /** Where the frontier search begins, and why there when a prediction decided it. */
+    private static void printStart(Plan.BackendPlan b, Experiment e, PrintStream out) {
+        if (!b.searched()) {
+            return;
+        }
+        BackendPrediction p = b.prediction();
+        if (b.start() != null) {
+            out.printf(
+                    Locale.ROOT,
+                    "  target %d is the predicted frontier (%s; ctxprobe plan shows why), then one align above it%n",
+                    b.start(),
+                    p.bound().label());
+        } else if (e.sweep().frontier().start() == Experiment.Start.MAX) {
+            out.println("  the search starts at max (sweep.frontier.start: max)");
+        } else if (p != null) {
+            out.println("  no frontier predicted (" + p.summary() + "): the search starts at max");
         }
     }
 }

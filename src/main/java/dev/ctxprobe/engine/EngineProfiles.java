@@ -39,8 +39,15 @@ public final class EngineProfiles {
     private static final TokenRange EMBEDDED_TOKENS = TokenRange.EMBEDDED;
 
     private static final LongUnaryOperator MINUS_ONE = n -> n - 1;
-    // SGLang keeps a token or two for itself (newer versions a few more); the search's pad covers the rest.
-    private static final LongUnaryOperator SGLANG_PROMPT = n -> n - 2;
+    /**
+     * Tokens of SGLang's context a prompt cannot use: {@code max_req_input_len = min(context_len - 1,
+     * max_total_num_tokens - 1) - 5} (python/sglang/srt/managers/tp_worker.py), and the scheduler refuses a prompt of
+     * {@code len >= max_req_input_len} (validate_input_length in scheduler.py), so the largest prompt is
+     * {@code min(context_len, max_total_num_tokens) - 7}. The predictor sizes SGLang with the same rule.
+     */
+    public static final long SGLANG_PROMPT_RESERVE = 7;
+
+    private static final LongUnaryOperator SGLANG_PROMPT = n -> n - SGLANG_PROMPT_RESERVE;
     // The embedded engine's llama.cpp rounds n_ctx up to a multiple of 32; with one slot, n_ctx_slot = n_ctx.
     private static final LongUnaryOperator ROUNDED_32_MINUS_ONE = n -> (n + 31) / 32 * 32 - 1;
     // llama.cpp rounds -c up (to 32 in older builds, to 256 in current ones), so n_ctx is never below -c: a prompt
@@ -343,9 +350,8 @@ public final class EngineProfiles {
                 .stated(
                         HintKind.PROMPT_LEN,
                         16,
-                        // max_req_input_len = min(context_len - 1, max_total_num_tokens - 1), and a prompt must be
-                        // shorter than it.
-                        n -> n - 2,
+                        // Without max_req_input_len stated, the context and the pool give it by the same rule.
+                        SGLANG_PROMPT,
                         List.of(
                                 new StatedEndpoint("/get_server_info", StatedReaders::sglangServerInfo),
                                 new StatedEndpoint("/metrics", StatedReaders::sglangMetrics)),

@@ -31,6 +31,18 @@ public enum FailureClass {
     TIMEOUT(true),
     /** Any other HTTP or protocol failure. */
     HTTP_ERROR(true),
+    /**
+     * A cluster kept the job waiting past {@code timeouts.queue_s}; its pending reason (resources, a QOS limit, a
+     * partition down) is the evidence. Nothing ran, so it says nothing about length.
+     */
+    QUEUE_TIMEOUT(false),
+    /**
+     * The cluster ended the job for its own reasons: its time limit, a node failure, preemption, or a cancel by
+     * someone other than ctxprobe. The same length may well pass on another try.
+     */
+    CLUSTER_ENDED(false),
+    /** The cluster refused the job when it was submitted (a partition, account, QOS or gres it does not know). */
+    SUBMIT_REJECTED(false),
     /** ctxprobe itself failed: never hidden behind another class. */
     CLIENT_ERROR(false),
     /** The user stopped the run. */

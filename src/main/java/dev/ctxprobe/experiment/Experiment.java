@@ -212,8 +212,34 @@ public record Experiment(
         ON_FAILURE
     }
 
-    /** Bounds of the frontier search. */
-    public record Frontier(long min, long max, double precision, long align, int maxLaunches) {}
+    /**
+     * Bounds of the frontier search.
+     *
+     * @param start where the search begins after the curve: at the predicted frontier, or at {@code max}
+     */
+    public record Frontier(long min, long max, double precision, long align, int maxLaunches, Start start) {
+
+        /** A search that starts from the prediction, the default. */
+        public Frontier(long min, long max, double precision, long align, int maxLaunches) {
+            this(min, max, precision, align, maxLaunches, Start.PLAN);
+        }
+    }
+
+    /** Where a frontier search begins ({@code sweep.frontier.start}). */
+    public enum Start {
+        /**
+         * At the frontier {@code ctxprobe plan} predicts, then one {@code align} above it; at {@code max} when
+         * nothing is predicted.
+         */
+        PLAN,
+        /** At {@code max}, whatever is predicted. */
+        MAX;
+
+        /** The word files use. */
+        public String id() {
+            return name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
 
     /** Token ids {@code [from, to)} that are safe prompt fillers for a model's vocabulary. */
     public record IdRange(int from, int to) {}
@@ -228,8 +254,12 @@ public record Experiment(
         }
     }
 
-    /** Time limits of a step's phases. */
-    public record Timeouts(Duration startup, Duration request, Duration shutdown) {}
+    /**
+     * Time limits of a step's phases.
+     *
+     * @param queue how long a cluster may keep a step's job waiting before it runs (never part of startup)
+     */
+    public record Timeouts(Duration startup, Duration request, Duration shutdown, Duration queue) {}
 
     /**
      * One engine and its server command.

@@ -46,9 +46,9 @@ record ExperimentFile(
             FrontierFile frontier,
             String restart) {}
 
-    record FrontierFile(Long min, Long max, Double precision, Long align, Integer maxLaunches) {}
+    record FrontierFile(Long min, Long max, Double precision, Long align, Integer maxLaunches, String start) {}
 
-    record TimeoutsFile(Double startupS, Double requestS, Double shutdownS) {}
+    record TimeoutsFile(Double startupS, Double requestS, Double shutdownS, Double queueS) {}
 
     record BackendFile(
             String name,

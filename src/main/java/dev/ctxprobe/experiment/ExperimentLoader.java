@@ -100,6 +100,11 @@ public final class ExperimentLoader {
 
         /** Problems of the options given to {@code kind}, one sentence per option name ("" for the whole). */
         Map<String, String> check(String kind, Map<String, Object> options);
+
+        /** Placeholders {@code kind} fills in itself at launch (per node), which a command may use. */
+        default Set<String> placeholders(String kind) {
+            return Set.of();
+        }
     }
 
     /** Only the default kind, {@code local}, which takes no options. */
@@ -463,6 +468,7 @@ public final class ExperimentLoader {
             atMostSeconds("timeouts.startup_s", timeouts.startup());
             atMostSeconds("timeouts.request_s", timeouts.request());
             atMostSeconds("timeouts.shutdown_s", timeouts.shutdown());
+            atMostSeconds("timeouts.queue_s", timeouts.queue());
             for (int i = 0; i < backends.size(); i++) {
                 String at = "backends[" + i + "]";
                 Backend b = backends.get(i);
@@ -766,7 +772,19 @@ public final class ExperimentLoader {
             if (maxLaunches <= 0) {
                 throw error("sweep.frontier.max_launches", "max_launches must be 1 or more, e.g. 12");
             }
-            return new Frontier(f.min(), f.max(), precision, align, maxLaunches);
+            Experiment.Start start = Experiment.Start.PLAN;
+            if (f.start() != null) {
+                switch (f.start()) {
+                    case "plan" -> start = Experiment.Start.PLAN;
+                    case "max" -> start = Experiment.Start.MAX;
+                    default ->
+                        throw error(
+                                "sweep.frontier.start",
+                                "sweep.frontier.start is 'plan' (begin at the predicted frontier) or 'max', not '"
+                                        + f.start() + "'");
+                }
+            }
+            return new Frontier(f.min(), f.max(), precision, align, maxLaunches, start);
         }
 
         private void checkLength(String path, Long target, long pad) throws ExperimentError {
@@ -782,11 +800,12 @@ public final class ExperimentLoader {
         }
 
         private Timeouts checkTimeouts(TimeoutsFile raw) throws ExperimentError {
-            TimeoutsFile t = raw == null ? new TimeoutsFile(null, null, null) : raw;
+            TimeoutsFile t = raw == null ? new TimeoutsFile(null, null, null, null) : raw;
             return new Timeouts(
                     seconds("timeouts.startup_s", t.startupS(), 1800),
                     seconds("timeouts.request_s", t.requestS(), 1800),
-                    seconds("timeouts.shutdown_s", t.shutdownS(), 60));
+                    seconds("timeouts.shutdown_s", t.shutdownS(), 60),
+                    seconds("timeouts.queue_s", t.queueS(), 3600));
         }
 
         private Duration seconds(String path, Double value, double dflt) throws ExperimentError {
@@ -881,12 +900,21 @@ public final class ExperimentLoader {
                 mergedVars.putAll(ownVars);
                 String command = b.command();
                 boolean launches = !enginesWithoutLaunch.contains(engine);
+                Map<String, Object> ownLauncher = new LinkedHashMap<>(launcher);
+                Map<String, Object> override = launcherMap(at + ".launcher", b.launcher());
+                if (override.containsKey("kind") && !override.get("kind").equals(launcher.get("kind"))) {
+                    // Another kind's options do not carry over.
+                    ownLauncher.clear();
+                }
+                ownLauncher.putAll(override);
+                Experiment.Launcher where =
+                        checkLauncher(b.launcher() != null ? at + ".launcher" : "launcher", ownLauncher);
                 if (launches) {
                     required(
                             command,
                             at + ".command",
                             "give the server command, e.g. 'vllm serve {model} --port {port}'");
-                    checkCommand(at + ".command", command, mergedVars.keySet());
+                    checkCommand(at + ".command", command, mergedVars.keySet(), where.kind());
                 } else if (command != null) {
                     throw error(
                             at + ".command",
@@ -932,15 +960,6 @@ public final class ExperimentLoader {
                             "auto_first replaces {max_model_len} in the command, which has none: put"
                                     + " --max-model-len {max_model_len} in it");
                 }
-                Map<String, Object> ownLauncher = new LinkedHashMap<>(launcher);
-                Map<String, Object> override = launcherMap(at + ".launcher", b.launcher());
-                if (override.containsKey("kind") && !override.get("kind").equals(launcher.get("kind"))) {
-                    // Another kind's options do not carry over.
-                    ownLauncher.clear();
-                }
-                ownLauncher.putAll(override);
-                Experiment.Launcher where =
-                        checkLauncher(b.launcher() != null ? at + ".launcher" : "launcher", ownLauncher);
                 backends.add(new Backend(
                         name,
                         engine,
@@ -961,17 +980,28 @@ public final class ExperimentLoader {
             return List.copyOf(backends);
         }
 
-        private void checkCommand(String path, String command, Set<String> varNames) throws ExperimentError {
+        private void checkCommand(String path, String command, Set<String> varNames, String launcherKind)
+                throws ExperimentError {
             CommandTemplate template;
             try {
                 template = CommandTemplate.parse(command);
             } catch (IllegalArgumentException e) {
                 throw error(path, "the command cannot be split into arguments: " + e.getMessage());
             }
+            Set<String> known = new TreeSet<>(BUILT_IN_PLACEHOLDERS);
+            known.addAll(varNames);
+            known.addAll(launchers.placeholders(launcherKind));
             for (String p : template.placeholders()) {
-                if (!BUILT_IN_PLACEHOLDERS.contains(p) && !varNames.contains(p)) {
-                    Set<String> known = new TreeSet<>(BUILT_IN_PLACEHOLDERS);
-                    known.addAll(varNames);
+                if (!known.contains(p)) {
+                    for (String kind : launchers.kinds()) {
+                        if (launchers.placeholders(kind).contains(p)) {
+                            throw error(
+                                    path,
+                                    "{" + p + "} is filled in for each node by the '" + kind + "' launcher; this"
+                                            + " backend's launcher is '" + launcherKind + "': set 'launcher: "
+                                            + kind + "' or remove {" + p + "}");
+                        }
+                    }
                     throw error(
                             path,
                             "unknown placeholder {" + p + "}: define it under 'vars' or use one of "

@@ -14,7 +14,10 @@ import java.util.Map;
 public record ServerCommand(
         List<String> argv, String serverArgs, long targetLen, long maxModelLen, String host, int port) {
 
-    /** Resolves the backend's template for a target and port; the experiment was checked, so every placeholder has a value. */
+    /**
+     * Resolves the backend's template for a target and port. The experiment was checked, so a placeholder without a
+     * value here is one the backend's launcher fills in for each node (e.g. {@code {node_rank}}): it stays as written.
+     */
     public static ServerCommand resolve(Experiment experiment, Backend backend, long target, int port) {
         return resolve(experiment, backend, target, port, null);
     }
@@ -34,9 +37,12 @@ public record ServerCommand(
         values.put("max_model_len", autoLength == null ? Long.toString(maxModelLen) : autoLength);
         values.put("host", backend.host());
         values.put("port", Integer.toString(port));
-        List<String> argv = backend.command() == null
-                ? List.of()
-                : CommandTemplate.parse(backend.command()).render(values);
+        List<String> argv = List.of();
+        if (backend.command() != null) {
+            CommandTemplate template = CommandTemplate.parse(backend.command());
+            template.placeholders().forEach(p -> values.putIfAbsent(p, "{" + p + "}"));
+            argv = template.render(values);
+        }
         return new ServerCommand(argv, String.join(" ", argv), target, maxModelLen, backend.host(), port);
     }
 

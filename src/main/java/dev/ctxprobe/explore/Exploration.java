@@ -15,37 +15,57 @@ import dev.ctxprobe.results.ResultDocument;
 import dev.ctxprobe.results.Scenario;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 
 /**
- * Runs a plan's backends one after the other: the strategy picks a target, the step runner runs it, the result is
- * recorded and goes back to the strategy, until the strategy is done.
+ * Runs a plan's backends, one after the other or up to {@code parallel} at once: per backend, the strategy picks a
+ * target, the step runner runs it, the result is recorded and goes back to the strategy, until the strategy is done.
+ * Backends that run at once share nothing but the recorder, which keeps the document whole.
  */
 public final class Exploration {
     private final Plan plan;
     private final Experiment experiment;
+    private final Function<Backend, Launcher> launchers;
     private final StepRunner steps;
     private final Recorder recorder;
     private final RunListener listener;
+    private final int parallel;
 
     /**
-     * @param launchers the launcher of each backend's servers
+     * @param launchers the launcher of each backend's servers (asked from several threads when {@code parallel} is
+     *     above 1)
      * @param runDir where step logs go
      * @param recorder holds the document to continue (a new run's, or an earlier one for {@code --resume}: finished
      *     steps are kept, an interrupted step runs again) and saves every step
+     * @param parallel how many backends may be explored at once; backends with the same fixed port, or that their
+     *     launcher says cannot run together (the same accelerators), still take turns
      */
     public Exploration(
-            Plan plan, Function<Backend, Launcher> launchers, Path runDir, Recorder recorder, RunListener listener) {
+            Plan plan,
+            Function<Backend, Launcher> launchers,
+            Path runDir,
+            Recorder recorder,
+            RunListener listener,
+            int parallel) {
+        if (parallel < 1) {
+            throw new IllegalArgumentException("parallel is 1 or more, not " + parallel);
+        }
         this.plan = plan;
         this.experiment = plan.experiment();
+        this.launchers = launchers;
         this.steps = new StepRunner(experiment, launchers, runDir, listener);
         this.recorder = recorder;
         this.listener = listener;
+        this.parallel = parallel;
     }
 
     /** Thrown when the user stops the run; the recorder holds the document with the interrupted step. */
@@ -69,16 +89,135 @@ public final class Exploration {
     /** Explores every backend of the plan and returns the final document. */
     public ResultDocument run() throws Interrupted, ResumeMismatch {
         recorder.update(ResultDocument::withoutInterrupted);
+        // Every resumed backend is checked before any is launched: a mismatch must not leave others half run.
+        Map<Plan.BackendPlan, List<Probe>> earlier = new LinkedHashMap<>();
         for (Plan.BackendPlan b : plan.backends()) {
-            explore(b);
+            earlier.put(b, earlierProbes(b, plan.strategy(b)));
+        }
+        if (parallel == 1 || earlier.size() == 1) {
+            for (Map.Entry<Plan.BackendPlan, List<Probe>> b : earlier.entrySet()) {
+                explore(b.getKey(), b.getValue());
+            }
+        } else {
+            together(earlier);
         }
         return recorder.document();
     }
 
-    private void explore(Plan.BackendPlan bp) throws Interrupted, ResumeMismatch {
+    /**
+     * Explores up to {@code parallel} backends at once, each on a thread of its own. A Ctrl-C interrupts the calling
+     * thread, which passes it on to every backend (a second one too, to turn their stops into KILLs); each records
+     * its interrupted step and stops its server before this returns.
+     */
+    private void together(Map<Plan.BackendPlan, List<Probe>> earlier) throws Interrupted {
+        Turns turns = new Turns(List.copyOf(earlier.keySet()));
+        AtomicBoolean interrupted = new AtomicBoolean();
+        AtomicReference<Throwable> broken = new AtomicReference<>();
+        List<Thread> workers = new ArrayList<>();
+        for (int i = 0; i < Math.min(parallel, earlier.size()); i++) {
+            workers.add(Thread.ofPlatform().name("ctxprobe-backend-" + (i + 1)).unstarted(() -> {
+                Plan.BackendPlan b;
+                while ((b = turns.next()) != null) {
+                    try {
+                        explore(b, earlier.get(b));
+                    } catch (Interrupted e) {
+                        interrupted.set(true);
+                        turns.stop();
+                    } catch (RuntimeException | Error e) {
+                        // A bug of ctxprobe's: the other backends stop as for a Ctrl-C and the error surfaces.
+                        broken.compareAndSet(null, e);
+                        turns.stop();
+                        workers.forEach(Thread::interrupt);
+                    } finally {
+                        turns.done(b);
+                    }
+                }
+            }));
+        }
+        workers.forEach(Thread::start);
+        for (Thread w : workers) {
+            while (true) {
+                try {
+                    w.join();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted.set(true);
+                    turns.stop();
+                    workers.forEach(Thread::interrupt);
+                }
+            }
+        }
+        if (broken.get() instanceof RuntimeException e) {
+            throw e;
+        }
+        if (broken.get() instanceof Error e) {
+            throw e;
+        }
+        if (interrupted.get()) {
+            throw new Interrupted();
+        }
+    }
+
+    /**
+     * Which backend goes next: the first waiting one that may run beside those running now. Two backends take turns
+     * when they have the same fixed port, or when their launcher says their servers cannot run together.
+     */
+    private final class Turns {
+        private final List<Plan.BackendPlan> waiting;
+        private final List<Plan.BackendPlan> running = new ArrayList<>();
+        private boolean stopped;
+
+        Turns(List<Plan.BackendPlan> backends) {
+            this.waiting = new ArrayList<>(backends);
+        }
+
+        /** The next backend to explore, waiting while every one left clashes; null when none is left or on stop. */
+        synchronized Plan.BackendPlan next() {
+            while (!stopped && !waiting.isEmpty()) {
+                for (Plan.BackendPlan b : waiting) {
+                    if (running.stream().noneMatch(r -> clash(r, b))) {
+                        waiting.remove(b);
+                        running.add(b);
+                        return b;
+                    }
+                }
+                try {
+                    wait();
+                } catch (InterruptedException e) {
+                    stopped = true;
+                }
+            }
+            return null;
+        }
+
+        synchronized void done(Plan.BackendPlan b) {
+            running.remove(b);
+            notifyAll();
+        }
+
+        synchronized void stop() {
+            stopped = true;
+            notifyAll();
+        }
+
+        private boolean clash(Plan.BackendPlan a, Plan.BackendPlan b) {
+            Backend x = a.backend();
+            Backend y = b.backend();
+            if (x.port() != null && x.port().equals(y.port())) {
+                return true;
+            }
+            if (!a.profile().launchesServer() || !b.profile().launchesServer()) {
+                return false;
+            }
+            Launcher lx = launchers.apply(x);
+            return lx == launchers.apply(y) && !lx.canRunTogether(x.env(), y.env());
+        }
+    }
+
+    private void explore(Plan.BackendPlan bp, List<Probe> earlier) throws Interrupted {
         Backend backend = bp.backend();
         Strategy chooser = plan.strategy(bp);
-        List<Probe> probes = earlierProbes(bp, chooser);
+        List<Probe> probes = new ArrayList<>(earlier);
         boolean reuse = experiment.sweep().restart() == Restart.ON_FAILURE
                 && bp.profile().launchesServer();
         Servers servers = new Servers(backend, bp.profile(), reuse);

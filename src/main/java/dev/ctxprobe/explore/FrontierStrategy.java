@@ -14,15 +14,34 @@ import java.util.Set;
  * align} step wide, or {@code maxLaunches} are spent. A timeout at a capacity the server stated (vLLM's
  * scheduling hang) is checked one {@code align} below first.
  *
+ * <p>With a start (the frontier {@code ctxprobe plan} predicted), the search probes it instead of {@code max}, then
+ * one {@code align} above it: a right prediction is proved in two launches; a wrong one leaves a pass or a failure
+ * the normal search goes on from.
+ *
  * <p>Stateless: every decision is recomputed from the probes, so a resumed run continues where it
  * stopped, even from probes another strategy made (a failure below a pass is then left alone).
  */
 public final class FrontierStrategy implements Strategy {
 
     private final FrontierSettings settings;
+    /** The first target instead of max, aligned and inside the bounds; null to start at max. */
+    private final Long start;
 
     public FrontierStrategy(FrontierSettings settings) {
+        this(settings, null);
+    }
+
+    /** @param start the predicted frontier to start at (clamped to the bounds, aligned down); null for max */
+    public FrontierStrategy(FrontierSettings settings, Long start) {
         this.settings = Objects.requireNonNull(settings, "settings");
+        this.start = start == null
+                ? null
+                : Math.min(settings.highestTarget(), Math.max(settings.lowestTarget(), settings.alignDown(start)));
+    }
+
+    /** The first target after the curve: the start, or max. */
+    public long firstTarget() {
+        return start == null ? settings.highestTarget() : start;
     }
 
     @Override
@@ -65,9 +84,14 @@ public final class FrontierStrategy implements Strategy {
         }
         Long up = smallestFailureAbove(probes, lo == null ? lowest - 1 : lo);
         Bracket bracket = new Bracket(lo, up, lowest, highest, probed);
+        boolean startOpen = start != null && bracket.admits(start);
         if (up == null) {
-            if (lo != null && isHintTarget(probes, lo)) {
-                // The engine said lo is all it holds (it sized itself): the step above checks that at once.
+            if (startOpen) {
+                return OptionalLong.of(start);
+            }
+            if (lo != null && (isHintTarget(probes, lo) || lo.equals(start))) {
+                // The engine said lo is all it holds (it sized itself), or lo was predicted: the step above checks
+                // that at once, or shows the prediction was low.
                 OptionalLong above = bracket.offer(settings.alignDown(lo) + settings.align());
                 if (above.isPresent()) {
                     return above;
@@ -84,15 +108,19 @@ public final class FrontierStrategy implements Strategy {
         }
         OptionalLong hinted = hinted(probes, bracket);
         if (hinted.isPresent()) {
+            // What an engine said about its own capacity outranks what was predicted.
             return hinted;
+        }
+        if (startOpen) {
+            return OptionalLong.of(start);
         }
         if (lo == null) {
             // Nothing passed yet and no hint helps: min decides between "nothing fits" and bisection.
             return bracket.offer(lowest);
         }
         long stepAbove = settings.alignDown(lo) + settings.align();
-        if (isHintTarget(probes, lo)) {
-            // The hint was right at lo: one align above closes the bracket in a single launch.
+        if (isHintTarget(probes, lo) || lo.equals(start)) {
+            // The hint (or the prediction) was right at lo: one align above closes the bracket in a single launch.
             return bracket.offer(stepAbove);
         }
         long mid = settings.alignDown(lo + (up - lo) / 2);

@@ -58,10 +58,31 @@ final class Judge {
         }
     }
 
-    /** Why a server that was launched did not become ready. */
+    /**
+     * Why a server that was launched did not become ready. What a cluster says of its job comes first: an engine
+     * killed for its memory or ended by the cluster has no say in its own log.
+     */
     static StepFailure startup(EngineProfile profile, Readiness notReady, List<String> log) {
+        if (notReady instanceof Readiness.Queued q) {
+            return queued(q);
+        }
         Termination how = notReady instanceof Readiness.Exited x ? x.how() : null;
         Integer code = how == null ? null : how.shellCode();
+        if (how != null && how.reason() == Termination.Reason.OUT_OF_MEMORY) {
+            List<String> evidence = new ArrayList<>();
+            evidence.add(how.describe());
+            evidence.addAll(tail(log, 8));
+            return StepFailure.of(
+                            FailureClass.OOM_STARTUP,
+                            Phase.STARTUP,
+                            "the server was killed for exceeding its memory limit while it started; give it more"
+                                    + " memory (launcher.mem) or lower the context",
+                            evidence)
+                    .withExitCode(code);
+        }
+        if (how != null && endedByCluster(how)) {
+            return clusterEnded(how, Phase.STARTUP, log).withExitCode(code);
+        }
         Diagnosis d = profile.diagnoseStartup(code, log).orElseGet(() -> fallbackStartup(how, notReady, log));
         Phase phase = how == null ? Phase.READINESS : Phase.STARTUP;
         return new StepFailure(
@@ -73,6 +94,56 @@ final class Judge {
                 d.maxContextHint(),
                 d.kvCapacityTokens(),
                 d.hintKind());
+    }
+
+    private static StepFailure queued(Readiness.Queued q) {
+        String reason = q.reason() == null || q.reason().isBlank() ? "None" : q.reason();
+        return StepFailure.of(
+                FailureClass.QUEUE_TIMEOUT,
+                Phase.STARTUP,
+                "the cluster had not started the job after " + seconds(q.after()) + " s in the queue (" + q.state()
+                        + ", reason " + reason + "); " + queueAdvice(reason),
+                List.of("job state " + q.state() + ", reason " + reason + ", queued " + seconds(q.after()) + " s"));
+    }
+
+    // The reasons Slurm gives most (squeue's man page, "JOB REASON CODES"), each with what a user can change.
+    private static String queueAdvice(String reason) {
+        if (reason.startsWith("Partition")) {
+            return "the partition cannot run it now: choose another launcher.partition or ask its administrator";
+        }
+        if (reason.startsWith("QOS") || reason.startsWith("Assoc") || reason.contains("Limit")) {
+            return "a limit of the account or QOS holds it: see 'scontrol show job' and lower the request or"
+                    + " change launcher.qos or launcher.account";
+        }
+        if (reason.startsWith("ReqNodeNotAvail") || reason.startsWith("Nodes") || reason.startsWith("BadConstraints")) {
+            return "the nodes it asks for are not available: check launcher.constraint, gres and nodes";
+        }
+        return "the cluster is busy (Resources, Priority): raise timeouts.queue_s or ask for less";
+    }
+
+    /** A job the cluster ended for its own reasons, or someone other than ctxprobe cancelled. */
+    private static boolean endedByCluster(Termination how) {
+        return switch (how.reason()) {
+            case TIME_LIMIT, NODE_FAILURE, PREEMPTED, CANCELLED -> true;
+            case EXITED, STOPPED, OUT_OF_MEMORY, UNKNOWN -> false;
+        };
+    }
+
+    private static StepFailure clusterEnded(Termination how, Phase phase, List<String> log) {
+        String advice = switch (how.reason()) {
+            case TIME_LIMIT -> "it reached its time limit; raise launcher.time";
+            case NODE_FAILURE -> "its node failed; run again, or exclude the node with launcher.extra_args";
+            case PREEMPTED -> "another job took its resources; run again, or choose a partition without preemption";
+            default -> "someone other than ctxprobe cancelled it; run again with --resume";
+        };
+        List<String> evidence = new ArrayList<>();
+        evidence.add(how.describe());
+        evidence.addAll(tail(log, 8));
+        return StepFailure.of(
+                FailureClass.CLUSTER_ENDED,
+                phase,
+                "the cluster ended the job: " + advice + " (this says nothing about length)",
+                evidence);
     }
 
     private static Diagnosis fallbackStartup(Termination how, Readiness notReady, List<String> log) {
@@ -276,6 +347,9 @@ final class Judge {
 
     private static StepFailure crashed(RequestRecord r, Phase phase, Observation o) {
         Termination how = o.serverEnded();
+        if (endedByCluster(how)) {
+            return clusterEnded(how, phase, o.log()).withExitCode(how.shellCode());
+        }
         List<String> evidence = new ArrayList<>();
         evidence.add("client: " + r.errorText());
         evidence.addAll(tail(o.log(), 8));

@@ -6,7 +6,7 @@ import java.util.OptionalLong;
 /**
  * The {@code list} strategy (spec 05, the seeds): the targets in order. With {@code
  * stopAfterFailure} the first failure ends the backend; a failure that says nothing about length
- * (port_busy, gpu_busy, client_error, interrupted) always does.
+ * (port_busy, gpu_busy, a cluster's queue_timeout or cluster_ended, client_error, interrupted) always does.
  */
 public final class ListStrategy implements Strategy {
 

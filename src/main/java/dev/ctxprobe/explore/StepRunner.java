@@ -192,7 +192,8 @@ final class StepRunner {
                 cmd.port(),
                 backend.healthPath() != null ? backend.healthPath() : profile.readinessPath(),
                 backend.startup(),
-                experiment.timeouts().shutdown());
+                experiment.timeouts().shutdown(),
+                experiment.timeouts().queue());
         Optional<Refusal> refused;
         listener.stepPhase(backend.name(), target, StepPhase.QUEUED, null);
         try {
@@ -217,14 +218,14 @@ final class StepRunner {
             return new Launch(null, refusal(backend, cmd, Phase.STARTUP, e.refusal()));
         }
         listener.stepPhase(backend.name(), target, StepPhase.LOADING, handle.log());
-        Scenario.Server started = facts(handle, null, Capacity.NONE);
         try {
             return awaitReady(backend, profile, cmd, handle, logRelative);
         } catch (InterruptedException e) {
-            Live live = new Live(handle, handle.endpoint(), cmd, logRelative, started);
+            Live live = new Live(handle, handle.endpoint(), cmd, logRelative, facts(handle, null, Capacity.NONE));
             throw new StepInterrupted(interrupted(backend, live, target, Phase.READINESS), e);
         } catch (RuntimeException | Error e) {
             // Whatever broke in ctxprobe, the server it started must not outlive the step.
+            Scenario.Server started = facts(handle, null, Capacity.NONE);
             Live live = new Live(handle, handle.endpoint(), cmd, logRelative, started);
             return new Launch(
                     null, stop(clientError(backend, cmd, target, logRelative, started, Phase.READINESS, e), live));
@@ -396,7 +397,7 @@ final class StepRunner {
             return h.termination().orElse(null);
         }
         return h.isAlive()
-                ? h.awaitExit(CRASH_GRACE).orElse(null)
+                ? h.awaitExit(CRASH_GRACE.plus(h.exitNoticeDelay())).orElse(null)
                 : h.termination().orElse(null);
     }
 
@@ -526,9 +527,12 @@ final class StepRunner {
     }
 
     private static Scenario.Server facts(ServerHandle h, Readiness ready, Capacity capacity) {
+        // Time in a cluster's queue is not startup: a queue timeout's wait is queued_s, and its startup never began.
+        Duration queued = h.queued();
         return new Scenario.Server(
                 h.id(),
-                ready == null ? null : Judge.seconds(ready.after()),
+                ready == null || ready instanceof Readiness.Queued ? null : Judge.seconds(ready.after()),
+                queued == null ? null : Judge.seconds(queued),
                 ready instanceof Readiness.Ready r ? r.via() : null,
                 h.pid(),
                 null,

@@ -103,6 +103,13 @@ final class GpuHygiene {
         return null;
     }
 
+    /** True when two environments make no device visible to both (an environment naming none sees them all). */
+    static boolean disjoint(Map<String, String> env, Map<String, String> otherEnv) {
+        Set<Integer> a = visibleDevices(env);
+        Set<Integer> b = visibleDevices(otherEnv);
+        return a != null && b != null && a.stream().noneMatch(b::contains);
+    }
+
     private boolean atBaseline(Map<Integer, Long> now, Set<Integer> devices) {
         for (Map.Entry<Integer, Long> d : now.entrySet()) {
             if (devices != null && !devices.contains(d.getKey())) {

@@ -14,6 +14,8 @@ import java.util.Map;
  * @param logFile receives the server's stdout and stderr
  * @param host the address the server binds (a wildcard is reached on loopback)
  * @param readinessPath polled with GET until it answers 200
+ * @param startupTimeout how long it may take to become ready once it runs
+ * @param queueTimeout how long a cluster may keep it waiting before it runs; a local launch never waits
  */
 public record LaunchSpec(
         String name,
@@ -24,10 +26,28 @@ public record LaunchSpec(
         int port,
         String readinessPath,
         Duration startupTimeout,
-        Duration shutdownTimeout) {
+        Duration shutdownTimeout,
+        Duration queueTimeout) {
+
+    /** Waiting for no queue: what a launch on this machine needs. */
+    public static final Duration NO_QUEUE = Duration.ZERO;
 
     public LaunchSpec {
         argv = List.copyOf(argv);
         env = Map.copyOf(env);
+    }
+
+    /** A spec for a launcher without a queue (a local one). */
+    public LaunchSpec(
+            String name,
+            List<String> argv,
+            Map<String, String> env,
+            Path logFile,
+            String host,
+            int port,
+            String readinessPath,
+            Duration startupTimeout,
+            Duration shutdownTimeout) {
+        this(name, argv, env, logFile, host, port, readinessPath, startupTimeout, shutdownTimeout, NO_QUEUE);
     }
 }

@@ -1,5 +1,6 @@
 package dev.ctxprobe.launch;
 
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -22,6 +23,14 @@ public interface Launcher extends AutoCloseable {
      * @throws LaunchException when the command cannot be started at all (missing program, unwritable log)
      */
     ServerHandle launch(LaunchSpec spec) throws LaunchException;
+
+    /**
+     * Whether servers with these environments may run at the same time ({@code run --parallel}): false when they
+     * would compete for something this launcher checks before each launch, such as the same accelerators.
+     */
+    default boolean canRunTogether(Map<String, String> env, Map<String, String> otherEnv) {
+        return true;
+    }
 
     /** Releases what the launcher holds (no server: each handle is stopped by its owner). */
     @Override

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * One kind of launcher, found by {@link Launchers} through {@link java.util.ServiceLoader}: it names its kind, checks
@@ -40,4 +41,12 @@ public interface LauncherProvider {
 
     /** Option names this kind accepts, for messages. */
     List<String> optionNames();
+
+    /**
+     * Placeholders this kind fills in itself at launch, one value per node (e.g. {@code node_rank}): a command may
+     * use them, and they reach the launcher as written.
+     */
+    default Set<String> placeholders() {
+        return Set.of();
+    }
 }

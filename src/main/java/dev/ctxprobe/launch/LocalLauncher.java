@@ -4,12 +4,8 @@ import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.secrets.Redactor;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.io.UncheckedIOException;
-import java.net.InetSocketAddress;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -19,10 +15,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * Starts each server on this machine as the leader of a new session and process group ({@code setsid}), with its
@@ -38,9 +31,6 @@ public final class LocalLauncher implements Launcher {
 
     /** Readiness is polled at most this far apart (at most every 250 ms). */
     static final Duration POLL = Duration.ofMillis(100);
-
-    /** One readiness probe gets at most this long, from connecting to the status line. */
-    static final Duration PROBE_LIMIT = Duration.ofSeconds(2);
 
     private static final Duration KILL_WAIT = Duration.ofSeconds(5);
 
@@ -88,6 +78,12 @@ public final class LocalLauncher implements Launcher {
                             + " succeeded before launch")));
         }
         return gpu == null ? Optional.empty() : gpu.preflight(spec.env(), spec.shutdownTimeout());
+    }
+
+    /** On a machine with accelerators, two servers may run together only on devices of their own. */
+    @Override
+    public boolean canRunTogether(Map<String, String> env, Map<String, String> otherEnv) {
+        return gpu == null || GpuHygiene.disjoint(env, otherEnv);
     }
 
     @Override
@@ -325,6 +321,7 @@ public final class LocalLauncher implements Launcher {
 
         @Override
         public Readiness awaitReady() throws InterruptedException {
+            URI uri = URI.create(endpoint.baseUrl() + spec.readinessPath());
             long deadline = startedNanos + spec.startupTimeout().toNanos();
             String last = "no answer yet";
             while (true) {
@@ -335,7 +332,7 @@ public final class LocalLauncher implements Launcher {
                     log.settle(POLL);
                     return new Readiness.TimedOut(since(), last);
                 }
-                Probe answer = probe(deadline);
+                HealthProbe.Answer answer = HealthProbe.probe(uri, deadline);
                 if (answer.status() == 200) {
                     log.settle(POLL);
                     return new Readiness.Ready(since(), "GET " + spec.readinessPath() + " 200");
@@ -360,53 +357,6 @@ public final class LocalLauncher implements Launcher {
 
         private Duration since() {
             return Duration.ofNanos(System.nanoTime() - startedNanos);
-        }
-
-        /**
-         * One GET of the readiness path, bounded as a whole by {@link #PROBE_LIMIT} and the startup deadline: a
-         * server that answers a byte at a time, or accepts and says nothing, costs at most that. Only the status
-         * line is read. The wait is on another thread so that a Ctrl-C ends it at once; closing the socket ends the
-         * read there.
-         */
-        private Probe probe(long deadlineNanos) throws InterruptedException {
-            long budget = Math.max(1, Math.min(PROBE_LIMIT.toNanos(), deadlineNanos - System.nanoTime()));
-            Socket socket = new Socket();
-            FutureTask<Integer> get = new FutureTask<>(() -> statusOf(socket, budget));
-            Thread.ofVirtual().name("ctxprobe-readiness").start(get);
-            try {
-                return new Probe(get.get(budget, TimeUnit.NANOSECONDS), null);
-            } catch (TimeoutException slow) {
-                return new Probe(-2, Duration.ofNanos(budget));
-            } catch (ExecutionException notYet) {
-                return new Probe(-1, null);
-            } finally {
-                try {
-                    socket.close();
-                } catch (IOException ignored) {
-                    // Closing is all that was asked of it.
-                }
-            }
-        }
-
-        private int statusOf(Socket socket, long budgetNanos) throws IOException {
-            int millis = (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(budgetNanos));
-            socket.connect(new InetSocketAddress(endpoint.host(), endpoint.port()), millis);
-            socket.setSoTimeout(millis);
-            OutputStream out = socket.getOutputStream();
-            out.write(("GET " + spec.readinessPath() + " HTTP/1.1\r\nHost: " + endpoint
-                            + "\r\nConnection: close\r\nAccept: */*\r\n\r\n")
-                    .getBytes(StandardCharsets.US_ASCII));
-            out.flush();
-            InputStream in = socket.getInputStream();
-            StringBuilder line = new StringBuilder();
-            for (int c; line.length() < 256 && (c = in.read()) >= 0 && c != '\n'; ) {
-                line.append((char) c);
-            }
-            String[] words = line.toString().strip().split(" ");
-            if (words.length < 2 || !words[0].startsWith("HTTP/") || !words[1].matches("\\d{3}")) {
-                throw new IOException("not an HTTP answer: " + line);
-            }
-            return Integer.parseInt(words[1]);
         }
 
         @Override
@@ -474,21 +424,6 @@ public final class LocalLauncher implements Launcher {
                     gpu == null ? null : gpu.usedMiB(),
                     result.outsideGroup());
             return stopped;
-        }
-    }
-
-    /**
-     * What one readiness probe saw.
-     *
-     * @param status the HTTP status, -1 when nothing answered, -2 when the answer took longer than {@code waited}
-     */
-    private record Probe(int status, Duration waited) {
-        String describe() {
-            return switch (status) {
-                case -1 -> "connection refused";
-                case -2 -> "no status line within " + waited.toMillis() + " ms";
-                default -> "HTTP " + status;
-            };
         }
     }
 }

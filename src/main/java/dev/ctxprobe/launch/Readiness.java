@@ -15,4 +15,13 @@ public sealed interface Readiness {
 
     /** Still not ready when the startup time ran out; the server is still running. */
     record TimedOut(Duration after, String lastAnswer) implements Readiness {}
+
+    /**
+     * A cluster had not started it when the queue time ran out: it still waits (it is not stopped yet).
+     *
+     * @param after the time it spent in the queue
+     * @param state the cluster's word for where it stands, e.g. {@code PENDING}
+     * @param reason why the cluster says it waits, e.g. {@code Resources}, {@code PartitionDown}
+     */
+    record Queued(Duration after, String state, String reason) implements Readiness {}
 }

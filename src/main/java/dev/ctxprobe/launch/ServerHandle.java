@@ -22,10 +22,29 @@ public interface ServerHandle {
     /** Accelerator memory used per device when it was launched, or null when it cannot be read. */
     List<Long> memoryBeforeMib();
 
-    /** Waits until it is ready, has ended, or is out of startup time; a thread interrupt ends the wait at once. */
+    /**
+     * Waits until it is ready, has ended, or is out of startup time (or, on a cluster, out of queue time before it
+     * started); a thread interrupt ends the wait at once.
+     */
     Readiness awaitReady() throws InterruptedException;
 
+    /**
+     * How long it waited for the cluster to start it (so far, while it still waits); null for a server that is not
+     * queued, such as a local process.
+     */
+    default Duration queued() {
+        return null;
+    }
+
     boolean isAlive();
+
+    /**
+     * How long after its server died this handle may take to know it: none for a local process, seconds for a
+     * cluster job, whose end its controller reports later. A wait for a suspected crash waits that much longer.
+     */
+    default Duration exitNoticeDelay() {
+        return Duration.ZERO;
+    }
 
     /** Waits up to {@code limit} for it to end; how it ended, or empty while it still runs. */
     Optional<Termination> awaitExit(Duration limit) throws InterruptedException;

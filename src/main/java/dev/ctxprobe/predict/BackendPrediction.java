@@ -33,10 +33,11 @@ public record BackendPrediction(
         List<Missing> missing,
         List<String> assumptions) {
 
+    /** Lists a results file leaves out read as empty. */
     public BackendPrediction {
-        arithmetic = List.copyOf(arithmetic);
-        inputs = List.copyOf(inputs);
-        missing = List.copyOf(missing);
-        assumptions = List.copyOf(assumptions);
+        arithmetic = arithmetic == null ? List.of() : List.copyOf(arithmetic);
+        inputs = inputs == null ? List.of() : List.copyOf(inputs);
+        missing = missing == null ? List.of() : List.copyOf(missing);
+        assumptions = assumptions == null ? List.of() : List.copyOf(assumptions);
     }
 }

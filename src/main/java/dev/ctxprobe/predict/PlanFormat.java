@@ -15,7 +15,7 @@ public final class PlanFormat {
     private PlanFormat() {}
 
     /** The plan for a terminal: one headline per backend, then its arithmetic, inputs, missing inputs. */
-    public static String text(Plan plan) {
+    public static String text(Prediction plan) {
         StringBuilder out = new StringBuilder();
         out.append("plan for ").append(plan.experiment());
         if (!plan.file().isEmpty()) {
@@ -94,7 +94,7 @@ public final class PlanFormat {
     }
 
     /** The plan as Markdown: a summary table, then one section per backend. */
-    public static String markdown(Plan plan) {
+    public static String markdown(Prediction plan) {
         StringBuilder out = new StringBuilder();
         out.append("# Plan: ").append(md(plan.experiment())).append("\n\n");
         if (!plan.file().isEmpty()) {
@@ -168,7 +168,7 @@ public final class PlanFormat {
     }
 
     /** The plan as JSON, keys in snake_case. */
-    public static String json(Plan plan) {
+    public static String json(Prediction plan) {
         return JSON.writeValueAsString(plan);
     }
 

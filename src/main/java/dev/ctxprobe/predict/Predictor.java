@@ -17,12 +17,12 @@ public final class Predictor {
     private Predictor() {}
 
     /** Every backend's prediction and the sweep targets that cannot fit the model. */
-    public static Plan plan(Experiment experiment, PredictInputs inputs) {
+    public static Prediction plan(Experiment experiment, PredictInputs inputs) {
         List<BackendPrediction> predictions = new ArrayList<>();
         for (Backend b : experiment.backends()) {
             predictions.add(predict(experiment, b, inputs));
         }
-        return new Plan(
+        return new Prediction(
                 experiment.name(),
                 experiment.file() == null ? "" : experiment.file().toString(),
                 predictions,

@@ -1,5 +1,6 @@
 package dev.ctxprobe.predict;
 
+import dev.ctxprobe.engine.EngineProfiles;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -11,7 +12,7 @@ import java.util.List;
  */
 final class SglangModel implements EngineModel {
     /** Tokens below min(context_len, max_total_num_tokens) a prompt cannot use: the -1, the -5 and the {@code >=}. */
-    static final long RESERVE = 7;
+    private static final long RESERVE = EngineProfiles.SGLANG_PROMPT_RESERVE;
 
     /** ServerArgs.swa_full_tokens_ratio. */
     private static final double SWA_RATIO = 0.8;
@@ -83,8 +84,7 @@ final class SglangModel implements EngineModel {
             }
         }
 
-        long byContext = length - RESERVE;
-        boolean reserveOk = target <= byContext;
+        boolean reserveOk = target <= s.profile.largestPrompt(length);
         checks.add(new Check(
                 given == null ? Bound.MODEL_CONFIG : follows ? Bound.ENGINE_RESERVE : Bound.CONTEXT_FLAG,
                 reserveOk,
@@ -115,7 +115,7 @@ final class SglangModel implements EngineModel {
             tokens = capped;
         }
         if (tokens != null) {
-            boolean ok = target <= tokens - RESERVE;
+            boolean ok = target <= s.profile.largestPrompt(tokens);
             checks.add(new Check(
                     Bound.KV_MEMORY,
                     ok,

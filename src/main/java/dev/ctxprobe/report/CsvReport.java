@@ -111,6 +111,13 @@ final class CsvReport implements ReportRenderer {
                         : integer(s.row().verification().promptTokens())));
         c.add(text("log", s -> s.row().log()));
         c.add(text("server_args", s -> s.row().serverArgs()));
+        // What ctxprobe plan predicted for the step's backend before its first launch.
+        c.add(number(
+                "predicted_target",
+                s -> Predicted.target(s.input().frontier(s.row().backend()))));
+        c.add(text(
+                "predicted_bound",
+                s -> Predicted.bound(s.input().frontier(s.row().backend()))));
         return List.copyOf(c);
     }
 

@@ -58,6 +58,10 @@ public final class FrontierLine {
                 && !Frontier.NOTHING_FITS.equals(f.stoppedBecause())) {
             line.append("  stopped: ").append(Cells.oneLine(f.stoppedBecause()));
         }
+        String predicted = Predicted.note(f);
+        if (!predicted.isEmpty()) {
+            line.append("  ").append(predicted);
+        }
         return line.toString();
     }
 

@@ -114,6 +114,9 @@ final class HtmlReport implements ReportRenderer {
             if (f.predictedMax() != null) {
                 notes.add("predicted max " + Cells.tokens(f.predictedMax()));
             }
+            if (Predicted.has(f)) {
+                notes.add(Predicted.note(f) + " (ctxprobe plan, before the first launch)");
+            }
             if (!f.nonMonotonic().isEmpty()) {
                 notes.add("non-monotonic: fails at " + a.nonMonotonicText());
             }

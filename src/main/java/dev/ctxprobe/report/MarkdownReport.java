@@ -20,6 +20,10 @@ final class MarkdownReport implements ReportRenderer {
             out.append(table(
                     FrontierTable.headers(labels),
                     answers.stream().map(a -> FrontierTable.row(a, labels)).toList()));
+            if (Predicted.any(answers)) {
+                out.append("\n### Predicted before the first launch against measured\n\n")
+                        .append(table(Predicted.HEADERS, Predicted.rows(answers)));
+            }
         }
         for (ReportInput input : inputs) {
             String experiment = Cells.text(input.metadata().experiment());

@@ -22,6 +22,13 @@ final class TextReport implements ReportRenderer {
             rows.add(FrontierTable.headers(labels));
             answers.forEach(a -> rows.add(FrontierTable.row(a, labels)));
             out.append('\n').append(table(rows, FrontierTable.numeric(labels)));
+            if (Predicted.any(answers)) {
+                List<List<String>> predicted = new ArrayList<>();
+                predicted.add(Predicted.HEADERS);
+                predicted.addAll(Predicted.rows(answers));
+                out.append("\npredicted before the first launch (ctxprobe plan) against measured\n")
+                        .append(table(predicted, Predicted.NUMERIC));
+            }
         }
         for (ReportInput input : inputs) {
             out.append('\n').append(heading(input, labels)).append('\n');

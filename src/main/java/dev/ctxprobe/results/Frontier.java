@@ -1,5 +1,6 @@
 package dev.ctxprobe.results;
 
+import dev.ctxprobe.predict.BackendPrediction;
 import java.util.List;
 
 /**
@@ -18,6 +19,8 @@ import java.util.List;
  * @param strategy {@code list} or {@code frontier}
  * @param stoppedBecause null (converged, or still running), {@link #FULL_RANGE_FITS}, {@link #NOTHING_FITS},
  *     {@link #MAX_LAUNCHES}, {@code interrupted}, or the id of the failure class that ended the search
+ * @param predicted what {@code ctxprobe plan} predicted before the first launch, with its inputs, beside the
+ *     measured answer; null when nothing was predicted (a file from before predictions, an endpoint already running)
  */
 public record Frontier(
         Long maxOkTarget,
@@ -28,7 +31,8 @@ public record Frontier(
         List<Long> nonMonotonic,
         String mode,
         String strategy,
-        String stoppedBecause) {
+        String stoppedBecause,
+        BackendPrediction predicted) {
 
     public static final String FULL_RANGE_FITS = "full range fits";
     public static final String NOTHING_FITS = "nothing fits";
@@ -37,6 +41,30 @@ public record Frontier(
 
     public Frontier {
         nonMonotonic = nonMonotonic == null ? List.of() : List.copyOf(nonMonotonic);
+    }
+
+    /** An answer without a prediction. */
+    public Frontier(
+            Long maxOkTarget,
+            Long minFailedTarget,
+            Double bracketRatio,
+            int launches,
+            Long predictedMax,
+            List<Long> nonMonotonic,
+            String mode,
+            String strategy,
+            String stoppedBecause) {
+        this(
+                maxOkTarget,
+                minFailedTarget,
+                bracketRatio,
+                launches,
+                predictedMax,
+                nonMonotonic,
+                mode,
+                strategy,
+                stoppedBecause,
+                null);
     }
 
     /** One launched step as the answer sees it. */
@@ -90,25 +118,40 @@ public record Frontier(
     }
 
     public Frontier withLaunches(int n) {
-        return with(n, predictedMax, mode, strategy, stoppedBecause);
+        return with(n, predictedMax, mode, strategy, stoppedBecause, predicted);
     }
 
     public Frontier withStoppedBecause(String reason) {
-        return with(launches, predictedMax, mode, strategy, reason);
+        return with(launches, predictedMax, mode, strategy, reason, predicted);
     }
 
-    public Frontier withPredictedMax(Long predicted) {
-        return with(launches, predicted, mode, strategy, stoppedBecause);
+    public Frontier withPredictedMax(Long hinted) {
+        return with(launches, hinted, mode, strategy, stoppedBecause, predicted);
+    }
+
+    /** The same answer beside what was predicted for it before the first launch. */
+    public Frontier withPredicted(BackendPrediction prediction) {
+        return with(launches, predictedMax, mode, strategy, stoppedBecause, prediction);
     }
 
     /** The same answer, saying which strategy and restart mode produced it. */
     public Frontier producedBy(String strategyId, String modeId) {
-        return with(launches, predictedMax, modeId, strategyId, stoppedBecause);
+        return with(launches, predictedMax, modeId, strategyId, stoppedBecause, predicted);
     }
 
     // The bracket comes from the attempts; what is said about the search around it changes.
-    private Frontier with(int n, Long predicted, String modeId, String strategyId, String stopped) {
+    private Frontier with(
+            int n, Long hinted, String modeId, String strategyId, String stopped, BackendPrediction prediction) {
         return new Frontier(
-                maxOkTarget, minFailedTarget, bracketRatio, n, predicted, nonMonotonic, modeId, strategyId, stopped);
+                maxOkTarget,
+                minFailedTarget,
+                bracketRatio,
+                n,
+                hinted,
+                nonMonotonic,
+                modeId,
+                strategyId,
+                stopped,
+                prediction);
     }
 }

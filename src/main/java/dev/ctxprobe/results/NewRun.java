@@ -85,6 +85,7 @@ public final class NewRun {
             fm.put("precision", f.precision());
             fm.put("align", f.align());
             fm.put("max_launches", f.maxLaunches());
+            fm.put("start", f.start().id());
             c.put("frontier", fm);
             if (!e.sweep().curve().isEmpty()) {
                 c.put("curve", e.sweep().curve());
@@ -94,6 +95,7 @@ public final class NewRun {
         t.put("startup_s", e.timeouts().startup().toMillis() / 1000.0);
         t.put("request_s", e.timeouts().request().toMillis() / 1000.0);
         t.put("shutdown_s", e.timeouts().shutdown().toMillis() / 1000.0);
+        t.put("queue_s", e.timeouts().queue().toMillis() / 1000.0);
         c.put("timeouts", t);
         c.put("verify", load.lenientVerify() ? "lenient" : "strict");
         // Vars a backend sets for itself (spec 02) would be lost in one flat map: they go per backend.

@@ -1,6 +1,7 @@
 package dev.ctxprobe.results;
 
 import com.fasterxml.jackson.annotation.JsonAlias;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.ctxprobe.engine.HintKind;
 import dev.ctxprobe.engine.ServedCapacity;
@@ -182,6 +183,9 @@ public record Scenario(
      * What is known of the step's server.
      *
      * @param id the launcher's name for the server (its process group, a cluster job), unique within a run
+     * @param startupS from the start of the server (on a cluster: of its job) until it was ready or failed
+     * @param queuedS time its cluster job waited in the queue before it ran, apart from startup; absent for a
+     *     server that is not queued (a local process)
      * @param readyVia how readiness was seen, e.g. {@code GET /health 200}
      * @param pid the local process group id, null for a server that is not a local process
      * @param exitCode the main process's exit code as a shell reports it (128 + signal), null while unknown
@@ -201,6 +205,7 @@ public record Scenario(
     public record Server(
             String id,
             Double startupS,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Double queuedS,
             String readyVia,
             Long pid,
             Integer exitCode,
@@ -213,7 +218,7 @@ public record Scenario(
             ServedCapacity capacity,
             List<Long> memoryBeforeMib,
             List<Long> memoryAfterMib,
-            List<Long> outsideGroupPids) {
+            @JsonInclude(JsonInclude.Include.NON_EMPTY) List<Long> outsideGroupPids) {
 
         public Server {
             leftoverPids = leftoverPids == null ? List.of() : List.copyOf(leftoverPids);
@@ -224,6 +229,7 @@ public record Scenario(
         public Server(
                 String id,
                 Double startupS,
+                Double queuedS,
                 String readyVia,
                 Long pid,
                 Integer exitCode,
@@ -239,6 +245,7 @@ public record Scenario(
             this(
                     id,
                     startupS,
+                    queuedS,
                     readyVia,
                     pid,
                     exitCode,
@@ -264,6 +271,7 @@ public record Scenario(
                     null,
                     null,
                     null,
+                    null,
                     List.of(),
                     kvCapacityTokens,
                     maxContextHint,
@@ -278,6 +286,7 @@ public record Scenario(
             return new Server(
                     id,
                     startupS,
+                    queuedS,
                     readyVia,
                     pid,
                     exitCode,
@@ -298,6 +307,7 @@ public record Scenario(
             return new Server(
                     id,
                     startupS,
+                    queuedS,
                     readyVia,
                     pid,
                     exitCode,
@@ -324,6 +334,7 @@ public record Scenario(
             return new Server(
                     id,
                     startupS,
+                    queuedS,
                     readyVia,
                     pid,
                     how == null ? null : how.shellCode(),

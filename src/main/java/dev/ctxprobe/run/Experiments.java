@@ -44,6 +44,11 @@ public final class Experiments {
                     public Map<String, String> check(String kind, Map<String, Object> options) {
                         return Launchers.provider(kind).check(options);
                     }
+
+                    @Override
+                    public Set<String> placeholders(String kind) {
+                        return Launchers.provider(kind).placeholders();
+                    }
                 });
     }
 

@@ -10,6 +10,7 @@ import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.launch.LaunchContext;
 import dev.ctxprobe.launch.Launcher;
 import dev.ctxprobe.launch.Launchers;
+import dev.ctxprobe.predict.PredictInputs;
 import dev.ctxprobe.results.NewRun;
 import dev.ctxprobe.results.Provenance;
 import dev.ctxprobe.results.Recorder;
@@ -19,8 +20,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.time.OffsetDateTime;
 import java.time.ZoneOffset;
-import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 
 /**
@@ -44,23 +45,42 @@ public final class Run {
 
     private final RunListener listener;
     private final Consumer<String> notices;
+    private final PredictInputs predictInputs;
+    private final int parallel;
     private final Runnable finishing;
 
     /**
-     * @param listener hears of every step as it starts and ends
+     * @param listener hears of every step as it starts and ends (from several threads when {@code parallel} is
+     *     above 1)
      * @param notices lines for the user beside the steps (leftover servers stopped)
      */
     public Run(RunListener listener, Consumer<String> notices) {
-        this(listener, notices, () -> {});
+        this(listener, notices, PredictInputs.none(), 1);
+    }
+
+    /**
+     * @param predictInputs what the predictions a search starts from use besides the file and this machine
+     *     ({@code --model-config}, {@code --weights-gib}, {@code --devices}, {@code --memory-gib})
+     * @param parallel how many backends are explored at once
+     */
+    public Run(RunListener listener, Consumer<String> notices, PredictInputs predictInputs, int parallel) {
+        this(listener, notices, predictInputs, parallel, () -> {});
     }
 
     /**
      * @param finishing called once the servers are stopped, before the results and the report are saved: from then
      *     on nothing must interrupt the run's thread (a signal handler stops interrupting it)
      */
-    public Run(RunListener listener, Consumer<String> notices, Runnable finishing) {
+    public Run(
+            RunListener listener,
+            Consumer<String> notices,
+            PredictInputs predictInputs,
+            int parallel,
+            Runnable finishing) {
         this.listener = listener;
         this.notices = notices;
+        this.predictInputs = predictInputs;
+        this.parallel = parallel;
         this.finishing = finishing;
     }
 
@@ -118,7 +138,8 @@ public final class Run {
         Redactor redactor = redactor(e);
         Recorder recorder = new Recorder(folder.resultsFile(), start, redactor);
         listener.runStarted(e.name(), folder.dir());
-        Map<Experiment.Launcher, Launcher> launchers = new LinkedHashMap<>();
+        // Backends explored at once ask for their launchers from their own threads.
+        Map<Experiment.Launcher, Launcher> launchers = new ConcurrentHashMap<>();
         LaunchContext context = new LaunchContext(
                 folder.dir(),
                 folder.ledger(),
@@ -127,12 +148,13 @@ public final class Run {
                 e.passEnv(),
                 e.limits().serverLogBytes());
         Exploration exploration = new Exploration(
-                Plan.of(e),
+                plan(e),
                 (Backend b) -> launchers.computeIfAbsent(
                         b.launcher(), l -> Launchers.provider(l.kind()).create(context, l.options())),
                 folder.dir(),
                 recorder,
-                listener);
+                listener,
+                parallel);
         Ending ending = Ending.COMPLETED;
         try {
             exploration.run();
@@ -186,6 +208,17 @@ public final class Run {
         envs.add(e.env());
         e.backends().forEach(b -> envs.add(b.env()));
         return Redactor.of(e.secretNames(), envs);
+    }
+
+    /** The plan with each backend's predicted frontier: where a {@code start: plan} search begins. */
+    private Plan plan(Experiment e) {
+        try {
+            return Predictions.plan(e, Predictions.of(e, Predictions.onThisMachine(predictInputs)));
+        } catch (RuntimeException err) {
+            // A prediction only saves launches: a search from max still finds the frontier.
+            notices.accept("no prediction (" + err.getMessage() + "): the frontier search starts at max");
+            return Plan.of(e);
+        }
     }
 
     private static NewRun.HardwareFacts hardware(Experiment e) {

@@ -19,7 +19,8 @@ import tools.jackson.databind.json.JsonMapper;
 /**
  * Exploration cost: launches and wall time to the frontier through the real {@code ctxprobe run} (in this JVM),
  * {@code list} against {@code frontier} with and without capacity hints and {@code restart: on_failure}, on the
- * test engine at the seeds' scale and on the embedded engine (the demo).
+ * test engine at the seeds' scale and on the embedded engine (the demo, whose search starts from the predicted
+ * frontier or from max).
  */
 final class EconomyBench {
 
@@ -65,17 +66,22 @@ final class EconomyBench {
         if (options.embedded()) {
             String demo = Files.readString(Path.of("experiments/demo.yaml"));
             String sweep = demo.substring(demo.indexOf("sweep:\n"), demo.indexOf("timeouts:"));
-            figures.addAll(measure(
-                    dir,
-                    "demo_frontier",
-                    write(
-                            dir,
-                            "demo_frontier",
-                            demo.replace(
-                                    sweep,
-                                    "sweep:\n  strategy: frontier\n"
-                                            + "  frontier: {min: 4096, max: 65536, precision: 0.01, align: 256, max_launches: 8}\n")),
-                    "embedded"));
+            // The same search from the predicted frontier (the default) and from max, side by side.
+            for (String start : List.of("plan", "max")) {
+                String name = start.equals("plan") ? "demo_frontier" : "demo_frontier_from_max";
+                figures.addAll(measure(
+                        dir,
+                        name,
+                        write(
+                                dir,
+                                name,
+                                demo.replace(
+                                        sweep,
+                                        "sweep:\n  strategy: frontier\n"
+                                                + "  frontier: {min: 4096, max: 65536, precision: 0.01, align: 256,"
+                                                + " max_launches: 8, start: " + start + "}\n")),
+                        "embedded"));
+            }
             figures.addAll(measure(
                     dir,
                     "demo_list",

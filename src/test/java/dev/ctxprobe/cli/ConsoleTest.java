@@ -112,6 +112,31 @@ class ConsoleTest {
     }
 
     @Test
+    void withBackendsAtOnceEachLiveStepHasItsLineBelowTheFinishedOnes() {
+        Console c = new Console(out, false, false, 0, true, now::get, true);
+        c.stepStarting("vllm", 1000, 2024);
+        c.stepStarting("sglang", 4000, 5024);
+        c.stepPhase("sglang", 4000, StepPhase.LOADING, null);
+        advance(2);
+        c.tick();
+        Scenario done = failed(1000);
+        c.stepFinished(done, docWith(done));
+        String up1 = "\u001B[1F\u001B[J";
+        String up2 = "\u001B[2F\u001B[J";
+        assertThat(printed())
+                .isEqualTo("[1] vllm             1,000  / starting 0 s\n"
+                        + up1
+                        + "[1] vllm             1,000  - starting 0 s\n"
+                        + "[2] sglang           4,000  / starting 0 s\n"
+                        + up2
+                        + "[1] vllm             1,000  \\ starting 2 s\n"
+                        + "[2] sglang           4,000  - loading 2 s\n"
+                        + up2
+                        + "[1] vllm             1,000  FAIL  startup_timeout: not ready after 30 s\n"
+                        + "[2] sglang           4,000  \\ loading 2 s\n");
+    }
+
+    @Test
     void quietPrintsNoProgress() {
         Console c = new Console(out, true, false, 0, true, now::get);
         c.stepStarting("vllm", 1000, 2024);

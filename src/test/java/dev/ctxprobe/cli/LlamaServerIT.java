@@ -125,13 +125,16 @@ class LlamaServerIT {
         assertThat(alloc.get("failure").get("detail").asString()).contains("std::bad_alloc");
     }
 
-    /** A context fixed in the command: the first refusal's n_ctx leads straight to the limit and one step above. */
+    /**
+     * A context fixed in the command: the first refusal's n_ctx leads straight to the limit and one step above. The
+     * search starts at max here (the prediction would start at the limit itself: LlamaServerPlanIT).
+     */
     @Test
     void aFrontierAgainstAFixedContextIsFoundExactlyInThreeLaunches() throws IOException {
         JsonNode doc = run(
                 "fixed",
                 "{output_len: 1, num_prompts: 1, warmup: 1}",
-                "{strategy: frontier, frontier: {min: 1024, max: 8192, align: 1, precision: 0.01}}",
+                "{strategy: frontier, frontier: {min: 1024, max: 8192, align: 1, precision: 0.01, start: max}}",
                 "{startup_s: 60, request_s: 30, shutdown_s: 10}",
                 backend("fixed", "{server} -m {model} -c 5000 -np 1 --host 127.0.0.1 --port {port}"));
         JsonNode f = doc.get("frontier").get("fixed");

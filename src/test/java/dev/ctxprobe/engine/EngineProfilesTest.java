@@ -66,8 +66,8 @@ class EngineProfilesTest {
     @ParameterizedTest
     @CsvSource({
         "vllm,          65536, 65535",
-        "sglang,        65536, 65534",
-        "sglang-kunlun, 66560, 66558",
+        "sglang,        65536, 65529",
+        "sglang-kunlun, 66560, 66553",
         "llamacpp,      40960, 40959",
         "llamacpp,      40961, 40960",
         "embedded,      40192, 40191",

@@ -214,4 +214,51 @@ class JudgeTest {
                 null));
         assertThat(f.orElseThrow().phase()).isEqualTo(Phase.WARMUP);
     }
+
+    @Test
+    void whatAClusterSaysOfItsJobComesBeforeTheLog() {
+        List<String> log = List.of("INFO Initializing a V1 LLM engine", "Killed");
+        Termination oom = new Termination(null, 9, Termination.Reason.OUT_OF_MEMORY, "Slurm job 5 FAILED");
+        StepFailure atStartup =
+                Judge.startup(EngineProfiles.get("vllm"), new Readiness.Exited(Duration.ofSeconds(3), oom), log);
+        assertThat(atStartup.failureClass()).isEqualTo(FailureClass.OOM_STARTUP);
+        assertThat(atStartup.phase()).isEqualTo(Phase.STARTUP);
+        assertThat(atStartup.evidence()).first().asString().contains("Slurm job 5 FAILED");
+
+        Termination limit = new Termination(null, 15, Termination.Reason.TIME_LIMIT, "Slurm job 6 TIMEOUT");
+        StepFailure ended =
+                Judge.startup(EngineProfiles.get("vllm"), new Readiness.Exited(Duration.ofSeconds(3), limit), log);
+        assertThat(ended.failureClass()).isEqualTo(FailureClass.CLUSTER_ENDED);
+        assertThat(ended.detail()).contains("launcher.time");
+        assertThat(FailureClass.CLUSTER_ENDED.saysSomethingAboutLength()).isFalse();
+    }
+
+    @Test
+    void aJobThatDiesWhileServingIsACrashForMemoryAndTheClustersEndOtherwise() {
+        RequestRecord broken = record(0, RequestOutcome.CONNECTION_FAILED, null, null, "unexpected end of stream");
+        Termination oom = new Termination(null, 9, Termination.Reason.OUT_OF_MEMORY, "Slurm job 5 FAILED");
+        assertThat(judge("vllm", broken, oom).orElseThrow().failureClass()).isEqualTo(FailureClass.SERVER_CRASH);
+        for (Termination.Reason r : List.of(
+                Termination.Reason.TIME_LIMIT,
+                Termination.Reason.NODE_FAILURE,
+                Termination.Reason.PREEMPTED,
+                Termination.Reason.CANCELLED)) {
+            Termination how = new Termination(null, 9, r, "Slurm job 7");
+            assertThat(judge("vllm", broken, how).orElseThrow().failureClass())
+                    .as(r.id())
+                    .isEqualTo(FailureClass.CLUSTER_ENDED);
+        }
+    }
+
+    @Test
+    void aJobStillQueuedIsAQueueTimeoutNamingTheReason() {
+        StepFailure q = Judge.startup(
+                EngineProfiles.get("vllm"),
+                new Readiness.Queued(Duration.ofSeconds(5), "PENDING", "PartitionDown"),
+                List.of());
+        assertThat(q.failureClass()).isEqualTo(FailureClass.QUEUE_TIMEOUT);
+        assertThat(q.detail()).contains("PartitionDown").contains("launcher.partition");
+        assertThat(q.evidence()).containsExactly("job state PENDING, reason PartitionDown, queued 5.0 s");
+        assertThat(FailureClass.QUEUE_TIMEOUT.saysSomethingAboutLength()).isFalse();
+    }
 }

@@ -17,7 +17,7 @@ class DeepSeekPredictionTest {
     @Test
     void deepSeekV4IsConfigBoundOnBothEnginesWithoutAnyMemoryFacts() throws ExperimentError {
         Experiment e = Fixtures.experiment(H200);
-        Plan plan = Predictor.plan(
+        Prediction plan = Predictor.plan(
                 e, PredictInputs.none().withModelConfig(Fixtures.resource("deepseek-v4-flash.config.json")));
 
         for (String backend : new String[] {"sglang", "vllm"}) {
@@ -44,7 +44,7 @@ class DeepSeekPredictionTest {
                 .withModelConfig(Fixtures.resource("deepseek-v4-flash.config.json"))
                 .withHardware(8, 140.0)
                 .withWeightsGib(160.0);
-        Plan plan = Predictor.plan(e, inputs);
+        Prediction plan = Predictor.plan(e, inputs);
 
         BackendPrediction sglang = Fixtures.backend(plan, "sglang");
         assertThat(sglang.target()).isEqualTo(1_047_552L);
@@ -79,7 +79,7 @@ class DeepSeekPredictionTest {
                 .withModelConfig(Fixtures.resource("deepseek-v3.2.config.json"))
                 .withHardware(8, 140.0)
                 .withWeightsGib(642.0);
-        Plan plan = Predictor.plan(e, inputs);
+        Prediction plan = Predictor.plan(e, inputs);
         for (String backend : new String[] {"sglang", "vllm"}) {
             BackendPrediction p = Fixtures.backend(plan, backend);
             assertThat(p.target()).as(backend).isEqualTo(163_840L - 1_024);

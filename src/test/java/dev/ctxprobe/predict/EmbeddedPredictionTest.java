@@ -9,7 +9,7 @@ class EmbeddedPredictionTest {
 
     @Test
     void theDemoIsPredictedExactlyAsTheEngineRefuses() throws Exception {
-        Plan plan = Predictor.plan(Fixtures.experiment("experiments/demo.yaml"), PredictInputs.none());
+        Prediction plan = Predictor.plan(Fixtures.experiment("experiments/demo.yaml"), PredictInputs.none());
         BackendPrediction p = Fixtures.backend(plan, "embedded");
 
         // 8 MiB / (1 layer x 2 x 32 x 2 B + 64 B) = 43,690 tokens; ctx-size = target + 1,024 rounded up to 32 must

@@ -31,7 +31,7 @@ final class Fixtures {
         }
     }
 
-    static BackendPrediction backend(Plan plan, String name) {
+    static BackendPrediction backend(Prediction plan, String name) {
         return plan.backends().stream()
                 .filter(b -> b.backend().equals(name))
                 .findFirst()

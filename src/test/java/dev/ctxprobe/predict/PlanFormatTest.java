@@ -9,7 +9,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 /** The three renderings of one plan say the same thing. */
 class PlanFormatTest {
-    private static Plan plan;
+    private static Prediction plan;
 
     @BeforeAll
     static void predict() throws Exception {

@@ -103,4 +103,19 @@ class FrontierTest {
             assertThat(Outcome.of(c.id()).failureClass()).isEqualTo(c);
         }
     }
+
+    @Test
+    void aClusterThatKeptOrEndedAJobNeverMakesNothingFit() {
+        for (FailureClass c :
+                List.of(FailureClass.QUEUE_TIMEOUT, FailureClass.CLUSTER_ENDED, FailureClass.SUBMIT_REJECTED)) {
+            Outcome o = Outcome.failed(c);
+            assertThat(o.boundsLength()).as(c.id()).isFalse();
+            assertThat(o.endsSearch()).as(c.id()).isTrue();
+            Frontier f = Frontier.of(List.of(fail(65536), new Frontier.Attempt(4096, o)));
+            assertThat(f.stoppedBecause()).isEqualTo(c.id());
+            assertThat(f.minFailedTarget()).isEqualTo(65536L);
+        }
+        // The out-of-memory kill a cluster reports is oom_startup: that one does bound length.
+        assertThat(Outcome.failed(FailureClass.OOM_STARTUP).boundsLength()).isTrue();
+    }
 }

@@ -203,7 +203,8 @@ class ResultReaderTest {
                         file + ": scenarios[1].outcome: unknown outcome \"exploded\"; expected ok, skipped, failed or"
                                 + " a failure class (port_busy, gpu_busy, kv_insufficient, oom_startup, config_rejected,"
                                 + " startup_crash, startup_timeout, request_rejected, truncated, token_mismatch,"
-                                + " server_crash, timeout, http_error, client_error, interrupted)",
+                                + " server_crash, timeout, http_error, queue_timeout, cluster_ended, submit_rejected,"
+                                + " client_error, interrupted)",
                         file + ": frontier: expected an object, found 3");
     }
 

@@ -40,6 +40,11 @@ record EngineOptions(
         Boolean contextShift,
         long trainContext,
         int vocab,
+        int nodeRank,
+        int nnodes,
+        String distInitAddr,
+        long residentMb,
+        String holdWhile,
         long notReadyMs,
         long logMib) {
 
@@ -54,7 +59,11 @@ record EngineOptions(
             + " [--capacity N] [--startup-ms N] [--prefill-us-per-token D] [--prefill-quadratic-ns D]"
             + " [--itl-ms D] [--refuse-at L1,L2,...] [--fault NAME]... [--build b11669|b4748|new|old]"
             + " [--derived-max N] [-np N] [--kv-unified | --no-kv-unified] [--context-shift | --no-context-shift]"
-            + " [--n-ctx-train N] [--vocab N] [--not-ready-ms N] [--log-mib N]";
+            + " [--n-ctx-train N] [--vocab N] [--resident-mb N] [--node-rank R --nnodes N --dist-init-addr HOST:PORT]"
+            + " [--hold-while FILE]"
+            + " [--model-config FILE --device-memory-gib G [--weights-gib W] [--gpu-memory-utilization F |"
+            + " --mem-fraction-static F] [--tensor-parallel-size N | --tp-size N] [--kv-cache-dtype D]"
+            + " [--block-size N | --page-size N]] [--not-ready-ms N] [--log-mib N]";
 
     /** Options that take no value. */
     private static final Set<String> FLAGS =
@@ -85,6 +94,8 @@ record EngineOptions(
         CLOSE_MID_STREAM,
         IGNORE_SIGTERM,
         LEAVE_CHILD,
+        /** A process in a session of its own that outlives the engine, beyond any group signal. */
+        LEAVE_ORPHAN,
         OOM_STARTUP,
         BAD_ARGS,
         TRUNCATE,
@@ -148,6 +159,11 @@ record EngineOptions(
         double itlMs = 0.0;
         Set<Long> refuseAt = new HashSet<>();
         Set<Fault> faults = EnumSet.noneOf(Fault.class);
+        int nodeRank = 0;
+        int nnodes = 1;
+        String distInitAddr = null;
+        long residentMb = 0;
+        String holdWhile = null;
         String build = null;
         Long derivedMax = null;
         Integer parallel = null;
@@ -155,6 +171,7 @@ record EngineOptions(
         Boolean contextShift = null;
         long trainContext = 1_048_576;
         int vocab = 32_000;
+        ModelSizing sizing = new ModelSizing();
         long notReadyMs = 2000;
         long logMib = 64;
         for (int i = 0; i < args.length; i++) {
@@ -202,11 +219,33 @@ record EngineOptions(
                 case "--fault" -> faults.add(Fault.parse(value));
                 case "--not-ready-ms" -> notReadyMs = number(name, value);
                 case "--log-mib" -> logMib = number(name, value);
-                default -> throw new IllegalArgumentException("unrecognized argument: " + arg);
+                case "--node-rank" -> nodeRank = (int) number(name, value);
+                case "--nnodes" -> nnodes = (int) number(name, value);
+                case "--dist-init-addr" -> distInitAddr = value;
+                case "--resident-mb" -> residentMb = number(name, value);
+                case "--hold-while" -> holdWhile = value;
+                default -> {
+                    if (!ModelSizing.OPTIONS.contains(name)) {
+                        throw new IllegalArgumentException("unrecognized argument: " + arg);
+                    }
+                    sizing.put(name, value);
+                }
             }
         }
         if (port == null) {
             throw new IllegalArgumentException("the following arguments are required: --port");
+        }
+        if (sizing.given()) {
+            capacity = sizing.capacity(mode);
+            if (derivedMax == null) {
+                derivedMax = sizing.maxPositions();
+            }
+        }
+        if (nnodes > 1 && (distInitAddr == null || !distInitAddr.matches(".+:\\d+"))) {
+            throw new IllegalArgumentException("--nnodes above 1 needs --dist-init-addr HOST:PORT");
+        }
+        if (nodeRank < 0 || nodeRank >= nnodes) {
+            throw new IllegalArgumentException("--node-rank " + nodeRank + " is outside 0.." + (nnodes - 1));
         }
         if (maxModelLen == AUTO && mode != Mode.VLLM) {
             throw new IllegalArgumentException("argument --max-model-len: invalid int value: 'auto'");
@@ -236,6 +275,11 @@ record EngineOptions(
                 contextShift,
                 trainContext,
                 vocab,
+                nodeRank,
+                nnodes,
+                distInitAddr,
+                residentMb,
+                holdWhile,
                 notReadyMs,
                 logMib);
     }

@@ -73,4 +73,47 @@ class EngineOptionsTest {
                 .hasMessageContaining("unrecognized argument: --speed");
         assertThatThrownBy(() -> EngineOptions.parse("--port")).hasMessageContaining("expected one argument");
     }
+
+    @Test
+    void aModelConfigSizesTheCapacityAsVllmAndSglangDo(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path config = dir.resolve("config.json");
+        // 4 layers x 2 (K, V) x 8 KV heads x 128 x 2 B = 16,384 B a token; tensor parallel 2 halves the heads.
+        java.nio.file.Files.writeString(config, """
+                {"num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128}
+                """);
+        String[] machine = {"--device-memory-gib", "1", "--weights-gib", "1.5"};
+
+        EngineOptions vllm = EngineOptions.parse(concat(
+                new String[] {"--port", "1", "--model-config", config.toString(), "--tensor-parallel-size", "2"},
+                machine,
+                "--gpu-memory-utilization",
+                "0.9"));
+        EngineOptions sglang = EngineOptions.parse(concat(
+                new String[] {"--port", "1", "--mode", "sglang", "--model-config", config.toString(), "--tp-size", "2"},
+                machine,
+                "--mem-fraction-static",
+                "0.9"));
+
+        // round(1 GiB x 0.9) - 1.5 GiB / 2 = 161,061,274 B: 1,228 blocks of 16 x 8,192 B for vLLM, 19,660 tokens of
+        // 8,192 B for SGLang's pool.
+        assertThat(vllm.capacity()).isEqualTo(1_228 * 16);
+        assertThat(sglang.capacity()).isEqualTo(19_660);
+        assertThatThrownBy(() -> EngineOptions.parse(
+                        "--port",
+                        "1",
+                        "--mode",
+                        "sglang",
+                        "--model-config",
+                        config.toString(),
+                        "--device-memory-gib",
+                        "1"))
+                .hasMessageContaining("--mem-fraction-static");
+    }
+
+    private static String[] concat(String[] a, String[] b, String... c) {
+        return java.util.stream.Stream.of(a, b, c)
+                .flatMap(java.util.Arrays::stream)
+                .toArray(String[]::new);
+    }
 }

@@ -4,12 +4,20 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.ctxprobe.testengine.EngineOptions.Fault;
 import dev.ctxprobe.testengine.EngineOptions.Mode;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.BindException;
+import java.net.ConnectException;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -44,6 +52,11 @@ public final class TestEngine {
     private final LlamaCpp llama;
 
     private final AtomicLong requestIds = new AtomicLong();
+    /** Memory the engine really uses (touched pages), so that a memory limit below it kills the engine. */
+    private final List<byte[]> resident = new ArrayList<>();
+    /** The other ranks' connections, held open while the engine serves: closing them ends the workers. */
+    private final List<Socket> workers = new ArrayList<>();
+
     private volatile boolean ready;
     private volatile boolean bound;
     /** Until this System.nanoTime(), a server with health-early answers 503 to everything but /health. */
@@ -92,6 +105,9 @@ public final class TestEngine {
         if (options.has(Fault.LEAVE_CHILD)) {
             leaveChild();
         }
+        if (options.has(Fault.LEAVE_ORPHAN)) {
+            leaveOrphan();
+        }
         if (options.has(Fault.SETPGID_CHILD)) {
             // bash's job control puts a background job in a process group of its own.
             shell("bash", "set -m; sleep 3600 >/dev/null 2>&1 & echo \"INFO setpgid child pid $!\"");
@@ -99,6 +115,10 @@ public final class TestEngine {
         if (options.has(Fault.SETSID_DAEMON)) {
             // Fork, setsid, fork again: the daemon's parent exits and it is re-parented, in a session of its own.
             shell("sh", "setsid sh -c 'sleep 3600 >/dev/null 2>&1 & echo \"INFO daemon pid $!\"' &");
+        }
+        if (options.nodeRank() > 0) {
+            serveAsWorker();
+            return;
         }
         boolean bindEarly =
                 options.mode().bindsWhileLoading() || options.has(Fault.NEVER_READY) || options.has(Fault.SLOW_HEALTH);
@@ -109,7 +129,12 @@ public final class TestEngine {
         if (options.has(Fault.CHATTY_STARTUP)) {
             chatter(options.logMib());
         }
+        holdResidentMemory();
         loadWeights();
+        // Loading lasts as long as a test wants: until it removes the file.
+        while (options.holdWhile() != null && Files.exists(Path.of(options.holdWhile()))) {
+            Thread.sleep(50);
+        }
         rejectAboveTheModelsLimit();
         autoFit();
         if (options.has(Fault.OOM_STARTUP)) {
@@ -126,6 +151,7 @@ public final class TestEngine {
             info("Waiting for the scheduler to become ready");
             return;
         }
+        awaitWorkers();
         servesFrom = System.nanoTime() + (options.has(Fault.HEALTH_EARLY) ? options.notReadyMs() * 1_000_000 : 0);
         ready = true;
         logReady();
@@ -173,6 +199,74 @@ public final class TestEngine {
                 .redirectError(ProcessBuilder.Redirect.DISCARD)
                 .start();
         info("child pid " + child.pid());
+    }
+
+    /** A process in a session of its own ({@code setsid}), as a daemonizing engine worker: no group signal reaches it. */
+    private static void leaveOrphan() throws IOException {
+        Process orphan = new ProcessBuilder("setsid", "sleep", "3600")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .redirectError(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        info("orphan pid " + orphan.pid() + " in a session of its own");
+    }
+
+    private void holdResidentMemory() {
+        for (long mb = 0; mb < options.residentMb(); mb++) {
+            byte[] block = new byte[1 << 20];
+            for (int i = 0; i < block.length; i += 4096) {
+                block[i] = 1;
+            }
+            resident.add(block);
+        }
+        if (options.residentMb() > 0) {
+            info("holding " + options.residentMb() + " MiB");
+        }
+    }
+
+    /**
+     * Rank 0 of a multi-node engine (SGLang's {@code --nnodes/--node-rank/--dist-init-addr}): it listens on the
+     * dist port and is ready only once every other rank has connected.
+     */
+    private void awaitWorkers() throws IOException {
+        if (options.nnodes() <= 1) {
+            return;
+        }
+        int port = Integer.parseInt(
+                options.distInitAddr().substring(options.distInitAddr().lastIndexOf(':') + 1));
+        ServerSocket dist = new ServerSocket(port);
+        info("rank 0 of " + options.nnodes() + ": waiting for " + (options.nnodes() - 1) + " ranks on port " + port);
+        for (int connected = 1; connected < options.nnodes(); connected++) {
+            Socket worker = dist.accept();
+            String hello = new BufferedReader(new InputStreamReader(worker.getInputStream(), StandardCharsets.UTF_8))
+                    .readLine();
+            info("rank 0: " + hello + " joined from " + worker.getRemoteSocketAddress());
+            workers.add(worker);
+        }
+    }
+
+    /** A rank above 0: connects to rank 0's dist address, serves no HTTP, and ends when rank 0 goes away. */
+    private void serveAsWorker() throws IOException, InterruptedException {
+        String addr = options.distInitAddr();
+        String host = addr.substring(0, addr.lastIndexOf(':'));
+        int port = Integer.parseInt(addr.substring(addr.lastIndexOf(':') + 1));
+        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+        while (true) {
+            try (Socket head = new Socket(host, port)) {
+                OutputStream out = head.getOutputStream();
+                out.write(("rank " + options.nodeRank() + " of " + options.nnodes() + "\n")
+                        .getBytes(StandardCharsets.UTF_8));
+                out.flush();
+                info("rank " + options.nodeRank() + " of " + options.nnodes() + ": connected to the head at " + addr);
+                int eof = head.getInputStream().read();
+                die(1, "rank " + options.nodeRank() + ": the head at " + addr + " went away (" + eof + ")");
+                return;
+            } catch (ConnectException notYet) {
+                if (System.nanoTime() > deadline) {
+                    die(1, "rank " + options.nodeRank() + ": no head at " + addr + " within 120 s");
+                }
+                Thread.sleep(100);
+            }
+        }
     }
 
     private void bind() throws IOException {
@@ -525,9 +619,12 @@ public final class TestEngine {
                         8192)));
     }
 
-    /** SGLang's limit: a prompt must be shorter than this, so the longest allowed is min(len, capacity) - 2. */
+    /**
+     * SGLang's limit, as tp_worker.py computes it: {@code min(context_len - 1, max_total_num_tokens - 1) - 5}; a prompt
+     * must be shorter than this, so the longest allowed is min(len, capacity) - 7.
+     */
     private long sglangMaxReqInputLen() {
-        return Math.min(mml, options.capacity()) - 1;
+        return Math.min(mml - 1, options.capacity() - 1) - 5;
     }
 
     private void completions(HttpExchange exchange) throws IOException {
@@ -684,6 +781,9 @@ public final class TestEngine {
     private void answer(HttpExchange exchange, Request request, long completionTokens, Long reported)
             throws IOException {
         long p = request.promptLen();
+        if (options.nnodes() > 1) {
+            info("rank 0 of " + options.nnodes() + ": serving a completion of " + p + " prompt tokens");
+        }
         double prefillMs = p * options.prefillUsPerToken() / 1e3 + options.prefillQuadraticNs() * p * p / 1e6;
         exchange.getResponseHeaders().set("X-Engine-Prefill-Ms", String.format(Locale.ROOT, "%.3f", prefillMs));
         if (options.has(Fault.CRASH_MID_REQUEST)) {

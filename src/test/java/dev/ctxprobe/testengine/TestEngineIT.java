@@ -143,14 +143,14 @@ class TestEngineIT {
         Engine engine = launch("--mode", "sglang", "--context-length", "1000", "--capacity", "500");
         awaitReady(engine);
 
-        HttpResponse<String> longest = post(engine, completion(498, 1, true), HttpResponse.BodyHandlers.ofString());
-        HttpResponse<String> streamed = post(engine, completion(499, 1, true), HttpResponse.BodyHandlers.ofString());
-        HttpResponse<String> plain = post(engine, completion(499, 1, false), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> longest = post(engine, completion(493, 1, true), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> streamed = post(engine, completion(494, 1, true), HttpResponse.BodyHandlers.ofString());
+        HttpResponse<String> plain = post(engine, completion(494, 1, false), HttpResponse.BodyHandlers.ofString());
         JsonNode info = JSON.readTree(get(engine, "/get_server_info").body());
 
         assertThat(longest.statusCode()).isEqualTo(200);
-        assertThat(longest.body()).contains("\"prompt_tokens\":498").doesNotContain("error");
-        String message = "Input length (499 tokens) exceeds the maximum allowed length (499 tokens). Use a shorter"
+        assertThat(longest.body()).contains("\"prompt_tokens\":493").doesNotContain("error");
+        String message = "Input length (494 tokens) exceeds the maximum allowed length (494 tokens). Use a shorter"
                 + " input or enable --allow-auto-truncate.";
         assertThat(streamed.statusCode()).isEqualTo(200);
         assertThat(streamed.body())
@@ -159,7 +159,7 @@ class TestEngineIT {
         assertThat(plain.statusCode()).isEqualTo(400);
         assertThat(JSON.readTree(plain.body()).path("message").asString()).isEqualTo(message);
         assertThat(info.path("max_total_num_tokens").asInt()).isEqualTo(500);
-        assertThat(info.path("max_req_input_len").asInt()).isEqualTo(499);
+        assertThat(info.path("max_req_input_len").asInt()).isEqualTo(494);
         assertThat(engine.log())
                 .contains("max_total_num_tokens=500, chunked_prefill_size=8192, max_prefill_tokens=16384,"
                         + " max_running_requests=1, context_len=1000")

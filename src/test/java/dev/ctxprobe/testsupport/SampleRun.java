@@ -10,7 +10,8 @@ import java.nio.file.Path;
  * on a refusal the way its engine refuses. vLLM-like refuses to start above its KV capacity and names it
  * ({@code kv_insufficient}, two launches to the bracket after the curve); SGLang-like starts and rejects a prompt
  * above its context in a 200 stream ({@code request_rejected}). Every decision follows from the engines' limits,
- * so the steps are the same on any machine; only the timings differ.
+ * so the steps are the same on any machine; only the timings differ. The machine is declared, so the prediction
+ * recorded beside each answer reads nothing of the machine it runs on either.
  */
 public final class SampleRun {
     /** The experiment's name, its run folder's parent. */
@@ -26,7 +27,7 @@ public final class SampleRun {
                 experiment: %s
                 description: "the test engine as vLLM and SGLang: where does the context stop fitting?"
                 model: test-model
-                hardware: {name: test engine on CPU, accelerator: none, chip: cpu}
+                hardware: {name: test engine on CPU, accelerator: none, chip: cpu, devices: 1, memory_gib: 16}
                 context_pad: 256
                 vars:
                   java: '%s'

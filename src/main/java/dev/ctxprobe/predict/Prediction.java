@@ -7,9 +7,10 @@ import java.util.List;
  *
  * @param file the experiment file, as given
  */
-public record Plan(String experiment, String file, List<BackendPrediction> backends, List<TargetWarning> warnings) {
+public record Prediction(
+        String experiment, String file, List<BackendPrediction> backends, List<TargetWarning> warnings) {
 
-    public Plan {
+    public Prediction {
         backends = List.copyOf(backends);
         warnings = List.copyOf(warnings);
     }
