@@ -29,6 +29,7 @@ class ConcurrentRunsIT {
         if (first != null && first.isAlive()) {
             first.destroyForcibly();
         }
+        FaultRuns.killMarked(dir.resolve("out"));
     }
 
     @Test

@@ -37,6 +37,7 @@ class EscapeIT {
         if (ctxprobe != null && ctxprobe.isAlive()) {
             ctxprobe.destroyForcibly();
         }
+        FaultRuns.killMarked(dir.resolve("out"));
         escaped.forEach(pid -> ProcessGroups.signalProcess(pid, true));
     }
 

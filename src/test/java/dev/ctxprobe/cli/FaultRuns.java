@@ -160,6 +160,27 @@ final class FaultRuns {
         return found;
     }
 
+    /**
+     * Kills every process carrying a launch mark of any run folder under {@code out} ({@code out/<experiment>/<run>}):
+     * what a test's SIGKILLed ctxprobe left when the test failed before a resume could stop it.
+     */
+    static void killMarked(Path out) {
+        if (!Files.isDirectory(out)) {
+            return;
+        }
+        try (Stream<Path> experiments = Files.list(out)) {
+            for (Path experiment : experiments.filter(Files::isDirectory).toList()) {
+                try (Stream<Path> runs = Files.list(experiment)) {
+                    for (Path run : runs.filter(Files::isDirectory).toList()) {
+                        markedProcesses(run).forEach(pid -> ProcessGroups.signalProcess(pid, true));
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /** The peak resident memory of a live process in MiB (VmHWM), or -1 once it is gone. */
     static long peakRssMib(long pid) {
         try {

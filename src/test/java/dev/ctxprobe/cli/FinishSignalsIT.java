@@ -31,6 +31,7 @@ class FinishSignalsIT {
         if (ctxprobe != null && ctxprobe.isAlive()) {
             ctxprobe.destroyForcibly();
         }
+        FaultRuns.killMarked(dir.resolve("out"));
         if (group > 1 && !ProcessGroups.members(group).isEmpty()) {
             ProcessGroups.signal(group, "KILL");
         }

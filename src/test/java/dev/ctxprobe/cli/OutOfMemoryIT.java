@@ -29,6 +29,7 @@ class OutOfMemoryIT {
         if (ctxprobe != null && ctxprobe.isAlive()) {
             ctxprobe.destroyForcibly();
         }
+        FaultRuns.killMarked(dir.resolve("out"));
     }
 
     @Test

@@ -35,6 +35,7 @@ class SecretsIT {
         if (ctxprobe != null && ctxprobe.isAlive()) {
             ctxprobe.destroyForcibly();
         }
+        FaultRuns.killMarked(dir.resolve("out"));
     }
 
     @Test
