@@ -261,7 +261,7 @@ class RunCommandTest {
                 "run --bogus|ctxprobe run: unknown option '--bogus'",
                 "run --out|ctxprobe run: --out needs a value: --out DIR",
                 "serve --port abc|ctxprobe serve: Invalid value for option '--port': 'abc' is not a whole number",
-                "frob|ctxprobe: unknown command 'frob'; the commands are run, validate, report, serve, help",
+                "frob|ctxprobe: unknown command 'frob'; the commands are run, validate, plan, report, serve, help",
                 "validate|ctxprobe validate: Missing required parameter: 'EXPERIMENT.yaml'",
             })
     void commandLineMistakesAreOneSentence(String line, String message) {
