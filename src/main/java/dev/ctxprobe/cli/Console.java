@@ -4,6 +4,7 @@ import dev.ctxprobe.explore.RunListener;
 import dev.ctxprobe.explore.StepPhase;
 import dev.ctxprobe.launch.ServerLog;
 import dev.ctxprobe.report.FrontierLine;
+import dev.ctxprobe.report.StepFacts;
 import dev.ctxprobe.results.Frontier;
 import dev.ctxprobe.results.ResultDocument;
 import dev.ctxprobe.results.Scenario;
@@ -364,15 +365,20 @@ final class Console implements RunListener, AutoCloseable {
     @Override
     public void backendFinished(String backend, Frontier frontier, ResultDocument doc) {}
 
+    // Target over TTFT, as the reports name it: input tokens over the whole duration would count more than prefill.
+    private static String rate(Double tokensPerSecond) {
+        return tokensPerSecond == null ? "-" : String.format(Locale.ROOT, "%,.0f", tokensPerSecond);
+    }
+
     static String stepLine(int n, Scenario s) {
         String head = head(n, s.backend(), s.targetLen());
         if (s.success() && s.metrics() != null) {
             return head
                     + String.format(
                             Locale.ROOT,
-                            "ok    TTFT %s  %,.0f tok/s%s",
+                            "ok    TTFT %s  prefill %s tok/s%s",
                             duration(s.metrics().ttftMs().mean()),
-                            s.metrics().inputTokenThroughput(),
+                            rate(StepFacts.prefillRate(s)),
                             s.server() != null && s.server().startupS() != null
                                     ? String.format(
                                             Locale.ROOT,
@@ -403,7 +409,7 @@ final class Console implements RunListener, AutoCloseable {
                 "max_model_len",
                 "outcome",
                 "TTFT",
-                "input tok/s");
+                "prefill tok/s");
         for (Scenario s : doc.scenarios()) {
             boolean ok = s.success() && s.metrics() != null;
             out.printf(
@@ -414,7 +420,7 @@ final class Console implements RunListener, AutoCloseable {
                     s.maxModelLen(),
                     s.outcome().id(),
                     ok ? duration(s.metrics().ttftMs().mean()) : "-",
-                    ok ? String.format(Locale.ROOT, "%,.0f", s.metrics().inputTokenThroughput()) : "-");
+                    ok ? rate(StepFacts.prefillRate(s)) : "-");
         }
         out.println();
         out.println("results: " + runDir.resolve("results.json"));

@@ -10,7 +10,7 @@ import java.util.stream.Collectors;
  * What the report formats show of a step beyond its raw keys, worked out once: the rates with what they divide,
  * the cause in words, the upload time, and the step table text and Markdown share.
  */
-final class StepFacts {
+public final class StepFacts {
     /** The step table's columns as text and Markdown show them, each rate named by what it divides. */
     static final List<String> HEADERS = List.of(
             "backend",
@@ -47,7 +47,7 @@ final class StepFacts {
      * by the whole duration instead, which in the P800 seed holds seconds of something else (18,557 tok/s at 64K
      * where the prompt's prefill ran at 167,737).
      */
-    static Double prefillRate(Scenario s) {
+    public static Double prefillRate(Scenario s) {
         return s.metrics() == null
                 ? null
                 : rate(s.targetLen(), s.metrics().ttftMs().mean());
