@@ -1,43 +1,40 @@
 package dev.ctxprobe.client;
 
-import java.io.EOFException;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.net.ProtocolException;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import okhttp3.Call;
-import okhttp3.ConnectionPool;
-import okhttp3.EventListener;
-import okhttp3.MediaType;
-import okhttp3.OkHttpClient;
-import okhttp3.Protocol;
-import okhttp3.Request;
-import okhttp3.RequestBody;
-import okhttp3.Response;
-import okhttp3.ResponseBody;
 import okio.Buffer;
 import okio.BufferedSource;
 import okio.Okio;
 
 /**
  * Streams OpenAI {@code /v1/completions} requests and timestamps every server-sent event. Calls are
- * synchronous and meant for virtual threads; it reports raw facts and classifies nothing.
+ * synchronous and meant for virtual threads; it reports raw facts and classifies nothing. Each request has its own
+ * connection ({@link Http1Exchange}), closed when its stream ends.
  */
 public final class CompletionClient implements AutoCloseable {
 
     /** How much of a non-200 body or an error event is kept: enough for any engine's message. */
     static final int ERROR_HEAD_BYTES = 2048;
 
-    private static final MediaType JSON_TYPE = MediaType.get("application/json");
+    /** Ends requests that outlive the request timeout: one platform thread for all of them, idle when none is due. */
+    private static final ScheduledThreadPoolExecutor DEADLINES = deadlines();
 
     private final String completionsUrl;
-    private final String authorization;
-    private final OkHttpClient http;
+    private final Http1Exchange.Target target;
+    private final String extraHeaders;
+    private final Duration requestTimeout;
+    private final int ioTimeoutMillis;
     private final ReadLimits limits;
+    private final Set<Http1Exchange> inFlight = ConcurrentHashMap.newKeySet();
 
     /**
      * @param baseUrl the server root, e.g. {@code http://127.0.0.1:8000} (a trailing {@code /v1} is accepted)
@@ -58,28 +55,17 @@ public final class CompletionClient implements AutoCloseable {
      *
      * @param requestTimeout bounds each whole request, from connecting to the last byte: the headers, the first
      *     event and the end of the stream must all come within it
+     * @param maxConcurrency unused: every request has its own connection, so nothing is sized by it
      */
     public CompletionClient(
             String baseUrl, Duration requestTimeout, int maxConcurrency, String apiKey, ReadLimits limits) {
         this.limits = limits;
-        this.authorization = apiKey == null ? null : "Bearer " + apiKey;
         this.completionsUrl = endpoint(baseUrl, "completions");
-        this.http = new OkHttpClient.Builder()
-                .protocols(List.of(Protocol.HTTP_1_1))
-                // OkHttp's 10 s default read timeout is shorter than one long prefill.
-                .readTimeout(requestTimeout)
-                .writeTimeout(requestTimeout)
-                .connectTimeout(requestTimeout)
-                // Bounds a server that sends headers and then hangs without ever closing.
-                .callTimeout(requestTimeout)
-                .connectionPool(new ConnectionPool(Math.max(5, maxConcurrency), 5, TimeUnit.MINUTES))
-                // A retried request would be a second, unrecorded prefill of a huge prompt.
-                .retryOnConnectionFailure(false)
-                .eventListenerFactory(call -> {
-                    SendTiming timing = call.request().tag(SendTiming.class);
-                    return timing != null ? timing : EventListener.NONE;
-                })
-                .build();
+        this.target = Http1Exchange.Target.of(completionsUrl);
+        this.extraHeaders = apiKey == null ? "" : "Authorization: Bearer " + apiKey + "\r\n";
+        this.requestTimeout = requestTimeout;
+        // A socket timeout of 0 would mean none at all.
+        this.ioTimeoutMillis = (int) Math.clamp(requestTimeout.toMillis(), 1, Integer.MAX_VALUE);
     }
 
     /** {@code base + "/v1/" + path}, tolerating a trailing slash or {@code /v1} on the base. */
@@ -95,20 +81,6 @@ public final class CompletionClient implements AutoCloseable {
 
     /** Sends one request, telling {@code observer} when it goes out and when its first token arrives. */
     public RequestRecord send(CompletionRequest request, RequestObserver observer) {
-        SendTiming timing = new SendTiming();
-        Request.Builder builder = new Request.Builder();
-        if (authorization != null) {
-            builder.header("Authorization", authorization);
-        }
-        Request httpRequest = builder.url(completionsUrl)
-                .header("Accept", "text/event-stream")
-                // llama-server closes the connection after a streamed answer though it says Keep-Alive: a request
-                // on a reused connection would fail before it is sent. A fresh connection costs no TTFT, which is
-                // timed from the request's first byte.
-                .header("Connection", "close")
-                .post(RequestBody.create(request.body(), JSON_TYPE, 0, request.body().length))
-                .tag(SendTiming.class, timing)
-                .build();
         StreamReading reading = new StreamReading(limits);
         if (observer != RequestObserver.NONE) {
             reading.onFirstToken = () -> observer.firstToken(request.index(), request.warmup());
@@ -116,46 +88,109 @@ public final class CompletionClient implements AutoCloseable {
         // Before the clock starts: what the observer does costs the measurement nothing.
         observer.sending(request.index(), request.warmup());
         long start = System.nanoTime();
-        Call call = http.newCall(httpRequest);
-        try (Response response = call.execute()) {
-            reading.status = response.code();
-            reading.counting = new StreamReading.CountingSource(response.body().source(), limits.responseBytes());
+        Deadline deadline = new Deadline();
+        ScheduledFuture<?> due = DEADLINES.schedule(deadline, requestTimeout.toNanos(), TimeUnit.NANOSECONDS);
+        Http1Exchange exchange = null;
+        try {
+            exchange = Http1Exchange.open(target, ioTimeoutMillis);
+            deadline.exchange(exchange);
+            inFlight.add(exchange);
+            // llama-server closes the connection after a streamed answer though it says Keep-Alive, and one
+            // connection per request costs no TTFT, which is timed from the request's first byte.
+            exchange.post(target, extraHeaders, "application/json", "text/event-stream", request.body());
+            Http1Exchange.Head head = exchange.readHead();
+            reading.status = head.status();
+            reading.counting = new StreamReading.CountingSource(exchange.body(head), limits.responseBytes());
             BufferedSource source = Okio.buffer(reading.counting);
             if (reading.status != 200) {
                 reading.outcome = RequestOutcome.HTTP_STATUS;
                 reading.errorText = head(source);
-            } else if (isJson(response.body())) {
+            } else if (isJson(head.contentType())) {
                 reading.readJsonBody(source);
             } else {
                 reading.readEvents(source);
             }
         } catch (StreamReading.TooLarge e) {
+            // The server may go on sending: the connection is dropped (below), not drained.
             reading.outcome = RequestOutcome.TOO_LARGE;
             reading.errorText = e.getMessage();
-            // The server may go on sending: the connection is dropped, not drained.
-            call.cancel();
         } catch (IOException e) {
-            reading.outcome = classify(e);
-            reading.errorText = describe(e);
+            if (deadline.fired) {
+                reading.outcome = RequestOutcome.TIMEOUT;
+                reading.errorText = "the request did not end within its timeout of " + seconds(requestTimeout) + " ("
+                        + describe(e) + ")";
+            } else {
+                reading.outcome = classify(e);
+                reading.errorText = describe(e);
+            }
+        } finally {
+            due.cancel(false);
+            if (exchange != null) {
+                inFlight.remove(exchange);
+                exchange.close();
+            }
         }
         long end = System.nanoTime();
-        return record(reading, request, start, timing, end);
+        return record(reading, request, start, exchange, end);
     }
 
-    /** Cancels every call in flight; their records come back as failures at once. */
+    /** Ends every request in flight; their records come back as failures at once. */
     public void cancelAll() {
-        http.dispatcher().cancelAll();
+        for (Http1Exchange exchange : inFlight) {
+            exchange.close();
+        }
     }
 
+    /** Ends what is still in flight: a client holds nothing else. */
     @Override
     public void close() {
-        http.dispatcher().executorService().shutdown();
-        http.connectionPool().evictAll();
+        cancelAll();
     }
 
-    private static boolean isJson(ResponseBody body) {
-        MediaType type = body.contentType();
-        return type != null && type.subtype().equalsIgnoreCase("json");
+    private static ScheduledThreadPoolExecutor deadlines() {
+        ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(
+                1, Thread.ofPlatform().name("ctxprobe-deadlines").daemon(true).factory());
+        // A request that ends in time cancels its deadline; without this each would stay queued for the timeout.
+        executor.setRemoveOnCancelPolicy(true);
+        return executor;
+    }
+
+    /** Closes a request's connection when its whole-request timeout is up, even mid-connect or mid-write. */
+    private static final class Deadline implements Runnable {
+        private Http1Exchange exchange;
+        volatile boolean fired;
+
+        synchronized void exchange(Http1Exchange exchange) {
+            this.exchange = exchange;
+            if (fired) {
+                exchange.close();
+            }
+        }
+
+        @Override
+        public synchronized void run() {
+            fired = true;
+            if (exchange != null) {
+                exchange.close();
+            }
+        }
+    }
+
+    private static String seconds(Duration d) {
+        return d.toMillis() % 1000 == 0
+                ? d.toSeconds() + " s"
+                : String.format(Locale.ROOT, "%.3f s", d.toMillis() / 1000.0);
+    }
+
+    /** {@code application/json}, with or without parameters: a server that ignored {@code stream: true}. */
+    static boolean isJson(String contentType) {
+        if (contentType == null) {
+            return false;
+        }
+        int semicolon = contentType.indexOf(';');
+        String type = (semicolon >= 0 ? contentType.substring(0, semicolon) : contentType).strip();
+        int slash = type.indexOf('/');
+        return slash > 0 && type.substring(slash + 1).strip().equalsIgnoreCase("json");
     }
 
     private static String head(BufferedSource source) throws IOException {
@@ -168,20 +203,11 @@ public final class CompletionClient implements AutoCloseable {
         if (e instanceof SocketTimeoutException) {
             return RequestOutcome.TIMEOUT;
         }
-        // OkHttp's call timeout surfaces as InterruptedIOException("timeout").
-        if (e instanceof InterruptedIOException && "timeout".equals(e.getMessage())) {
-            return RequestOutcome.TIMEOUT;
-        }
-        if (e instanceof ProtocolException && !isTruncation(e)) {
+        // A body cut short (EOFException) is a closed connection, a crashed server, not garbage.
+        if (e instanceof ProtocolException) {
             return RequestOutcome.PROTOCOL_ERROR;
         }
         return RequestOutcome.CONNECTION_FAILED;
-    }
-
-    /** A body cut short is a closed connection (a crashed server), not garbage. */
-    private static boolean isTruncation(IOException e) {
-        return e instanceof EOFException
-                || (e.getMessage() != null && e.getMessage().startsWith("unexpected end of stream"));
     }
 
     private static String describe(Throwable e) {
@@ -196,11 +222,12 @@ public final class CompletionClient implements AutoCloseable {
     }
 
     private static RequestRecord record(
-            StreamReading reading, CompletionRequest request, long start, SendTiming timing, long end) {
-        Long tSend = timing.headersStart;
+            StreamReading reading, CompletionRequest request, long start, Http1Exchange exchange, long end) {
+        Long tSend = exchange != null && exchange.sendStartNanos != 0 ? exchange.sendStartNanos : null;
+        Long bodyEnd = exchange != null && exchange.bodyEndNanos != 0 ? exchange.bodyEndNanos : null;
         Long tFirst = reading.choiceEvents > 0 ? reading.tFirst : null;
         Long tLast = reading.choiceEvents > 0 ? reading.tLast : null;
-        Double sendMs = tSend != null && timing.bodyEnd != null ? millis(timing.bodyEnd - tSend) : null;
+        Double sendMs = tSend != null && bodyEnd != null ? millis(bodyEnd - tSend) : null;
         Double ttft = tSend != null && tFirst != null ? millis(tFirst - tSend) : null;
         Double e2e = tSend != null && tLast != null ? millis(tLast - tSend) : null;
         Integer completionTokens = reading.completionTokens;
@@ -234,21 +261,5 @@ public final class CompletionClient implements AutoCloseable {
 
     private static double millis(long nanos) {
         return nanos / 1e6;
-    }
-
-    /** Stamps the moment the request starts going out and the moment its body is fully written. */
-    private static final class SendTiming extends EventListener {
-        volatile Long headersStart;
-        volatile Long bodyEnd;
-
-        @Override
-        public void requestHeadersStart(Call call) {
-            headersStart = System.nanoTime();
-        }
-
-        @Override
-        public void requestBodyEnd(Call call, long byteCount) {
-            bodyEnd = System.nanoTime();
-        }
     }
 }

@@ -1,0 +1,350 @@
+package dev.ctxprobe.client;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ProtocolException;
+import java.net.Socket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
+import okio.Buffer;
+import okio.BufferedSource;
+import okio.Okio;
+import okio.Source;
+import okio.Timeout;
+
+/**
+ * One HTTP/1.1 POST on its own blocking socket, read by hand: the completions client's transport. Written for the
+ * TTFT clock (spec 07): at 64 and 1000 streams OkHttp's per-call machinery put the client's timing error at 6-20x
+ * the floor of a bare socket per stream (BENCHMARKS.md, "Timing"), so this does no more than the request needs.
+ * One request per connection ({@code Connection: close}), no redirects, no retries, no compression, no pooling.
+ */
+final class Http1Exchange implements AutoCloseable {
+
+    /** The most the status line and headers together may hold: OkHttp's bound too. */
+    static final int HEAD_BYTES = 256 * 1024;
+
+    /** The most one chunk-size line may hold, extensions included. */
+    static final int CHUNK_LINE_BYTES = 8 * 1024;
+
+    /** Where a POST goes: scheme, host as a socket needs it, port, the Host header's value and the path. */
+    record Target(boolean https, String host, int port, String hostHeader, String path) {
+        static Target of(String url) {
+            URI uri = URI.create(url);
+            String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+            if (!scheme.equals("http") && !scheme.equals("https")) {
+                throw new IllegalArgumentException("not an http or https URL: " + url);
+            }
+            String host = uri.getHost();
+            if (host == null) {
+                throw new IllegalArgumentException("no host in the URL " + url);
+            }
+            boolean https = scheme.equals("https");
+            int defaultPort = https ? 443 : 80;
+            int port = uri.getPort() == -1 ? defaultPort : uri.getPort();
+            // URI keeps an IPv6 literal's brackets: the Host header wants them, a socket address does not.
+            String bare = host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
+            String hostHeader = port == defaultPort ? host : host + ":" + port;
+            String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
+            if (uri.getRawQuery() != null) {
+                path += "?" + uri.getRawQuery();
+            }
+            return new Target(https, bare, port, hostHeader, path);
+        }
+    }
+
+    /** The response head: status and the headers that frame and type the body. */
+    record Head(int status, String contentType, long contentLength, boolean chunked) {}
+
+    private final Socket socket;
+    private volatile boolean closed;
+    private BufferedSource in;
+    /** When the request's first byte went out, and when its body was fully written; 0 until then. */
+    long sendStartNanos;
+
+    long bodyEndNanos;
+
+    private Http1Exchange(Socket socket) {
+        this.socket = socket;
+    }
+
+    /** Connects to {@code target}, over TLS for https; {@code timeoutMillis} bounds the connect and each read. */
+    static Http1Exchange open(Target target, int timeoutMillis) throws IOException {
+        Socket plain = new Socket();
+        try {
+            plain.setTcpNoDelay(true);
+            plain.connect(new InetSocketAddress(target.host(), target.port()), timeoutMillis);
+            plain.setSoTimeout(timeoutMillis);
+            if (!target.https()) {
+                return new Http1Exchange(plain);
+            }
+            SSLSocket tls = (SSLSocket) ((SSLSocketFactory) SSLSocketFactory.getDefault())
+                    .createSocket(plain, target.host(), target.port(), true);
+            // Host name verification, as every HTTPS client does: the default factory checks the chain only.
+            var parameters = tls.getSSLParameters();
+            parameters.setEndpointIdentificationAlgorithm("HTTPS");
+            tls.setSSLParameters(parameters);
+            tls.startHandshake();
+            return new Http1Exchange(tls);
+        } catch (IOException | RuntimeException e) {
+            plain.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Writes the POST: the head and a small body in one write, so the request leaves in one segment; a large body
+     * follows the head in a second write.
+     */
+    void post(Target target, String extraHeaders, String contentType, String accept, byte[] body) throws IOException {
+        String head = "POST " + target.path() + " HTTP/1.1\r\nHost: " + target.hostHeader()
+                + "\r\nUser-Agent: ctxprobe\r\nAccept: " + accept
+                + "\r\nContent-Type: " + contentType
+                + "\r\nContent-Length: " + body.length
+                + "\r\nConnection: close\r\n" + extraHeaders + "\r\n";
+        byte[] headBytes = head.getBytes(StandardCharsets.ISO_8859_1);
+        var out = socket.getOutputStream();
+        if (headBytes.length + body.length <= 64 * 1024) {
+            byte[] all = new byte[headBytes.length + body.length];
+            System.arraycopy(headBytes, 0, all, 0, headBytes.length);
+            System.arraycopy(body, 0, all, headBytes.length, body.length);
+            sendStartNanos = System.nanoTime();
+            out.write(all);
+        } else {
+            sendStartNanos = System.nanoTime();
+            out.write(headBytes);
+            out.write(body);
+        }
+        out.flush();
+        bodyEndNanos = System.nanoTime();
+    }
+
+    /** Reads the status line and headers, skipping any 1xx interim response. */
+    Head readHead() throws IOException {
+        in = Okio.buffer(Okio.source(socket.getInputStream()));
+        long budget = HEAD_BYTES;
+        while (true) {
+            String statusLine = line(in, budget, "the status line");
+            budget -= statusLine.length() + 2;
+            int status = status(statusLine);
+            String contentType = null;
+            long contentLength = -1;
+            boolean chunked = false;
+            String header;
+            while (!(header = line(in, budget, "the response headers")).isEmpty()) {
+                budget -= header.length() + 2;
+                int colon = header.indexOf(':');
+                if (colon <= 0) {
+                    throw new ProtocolException("malformed response header: " + shorten(header));
+                }
+                String name = header.substring(0, colon).strip();
+                String value = header.substring(colon + 1).strip();
+                if (name.equalsIgnoreCase("Content-Type")) {
+                    contentType = value;
+                } else if (name.equalsIgnoreCase("Content-Length")) {
+                    contentLength = contentLength(value);
+                } else if (name.equalsIgnoreCase("Transfer-Encoding")) {
+                    chunked = value.toLowerCase(Locale.ROOT).endsWith("chunked");
+                }
+            }
+            if (status >= 100 && status < 200 && status != 101) {
+                continue;
+            }
+            return new Head(status, contentType, contentLength, chunked);
+        }
+    }
+
+    /** The body as its framing gives it: chunked, a fixed length, or up to the connection's close. */
+    Source body(Head head) {
+        if (head.status() == 204 || head.status() == 304) {
+            return new Buffer();
+        }
+        if (head.chunked()) {
+            return new ChunkedSource(in);
+        }
+        if (head.contentLength() >= 0) {
+            return new FixedLengthSource(in, head.contentLength());
+        }
+        return in;
+    }
+
+    /** Whether {@link #close()} was called, from any thread: a read that failed after it failed because of it. */
+    boolean closed() {
+        return closed;
+    }
+
+    /** Closes the socket; a thread blocked reading or writing it fails at once. Safe from any thread, repeatedly. */
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            socket.close();
+        } catch (IOException e) {
+            // Closing is all that was asked; a socket that fails to close is closed as far as this request goes.
+        }
+    }
+
+    private static int status(String line) throws ProtocolException {
+        // "HTTP/1.1 200 OK": the reason phrase may be empty, even missing with its space.
+        if (line.length() < 12
+                || !line.startsWith("HTTP/1.")
+                || line.charAt(8) != ' '
+                || (line.length() > 12 && line.charAt(12) != ' ')) {
+            throw new ProtocolException("unexpected status line: " + shorten(line));
+        }
+        int status = 0;
+        for (int i = 9; i < 12; i++) {
+            char c = line.charAt(i);
+            if (c < '0' || c > '9') {
+                throw new ProtocolException("unexpected status line: " + shorten(line));
+            }
+            status = status * 10 + (c - '0');
+        }
+        return status;
+    }
+
+    private static long contentLength(String value) throws ProtocolException {
+        try {
+            long length = Long.parseLong(value);
+            if (length >= 0) {
+                return length;
+            }
+        } catch (NumberFormatException e) {
+            // reported below, with the value
+        }
+        throw new ProtocolException("invalid Content-Length: " + shorten(value));
+    }
+
+    /**
+     * The next line without its CRLF (or bare LF), as ISO-8859-1; {@code what} names it in errors. A line longer than
+     * {@code limit} is a protocol error, the stream's end before a line's end a truncation.
+     */
+    static String line(BufferedSource source, long limit, String what) throws IOException {
+        long newline = source.indexOf((byte) '\n', 0, Math.max(1, limit));
+        if (newline == -1) {
+            if (source.getBuffer().size() >= limit) {
+                throw new ProtocolException(what + " ran past " + ReadLimits.size(limit) + " without a line end");
+            }
+            throw new EOFException("unexpected end of stream in " + what);
+        }
+        String line = source.readString(newline, StandardCharsets.ISO_8859_1);
+        source.skip(1);
+        return line.endsWith("\r") ? line.substring(0, line.length() - 1) : line;
+    }
+
+    private static String shorten(String text) {
+        return text.length() <= 200 ? text : text.substring(0, 200) + "...";
+    }
+
+    /** A body of a known length: ends there, and a connection closed before it is a truncated body. */
+    static final class FixedLengthSource implements Source {
+        private final BufferedSource in;
+        private long remaining;
+
+        FixedLengthSource(BufferedSource in, long length) {
+            this.in = in;
+            this.remaining = length;
+        }
+
+        @Override
+        public long read(Buffer sink, long byteCount) throws IOException {
+            if (remaining == 0) {
+                return -1;
+            }
+            long read = in.read(sink, Math.min(byteCount, remaining));
+            if (read == -1) {
+                throw new EOFException("unexpected end of stream: " + remaining + " bytes of the body never came");
+            }
+            remaining -= read;
+            return read;
+        }
+
+        @Override
+        public Timeout timeout() {
+            return in.timeout();
+        }
+
+        @Override
+        public void close() throws IOException {
+            in.close();
+        }
+    }
+
+    /**
+     * A chunked body (RFC 9112 section 7.1), decoded: chunk extensions ignored, trailers read and dropped. Each read
+     * returns what one read of the socket brought, never waiting to fill a chunk, so events keep their arrival.
+     */
+    static final class ChunkedSource implements Source {
+        private final BufferedSource in;
+        /** Bytes left in the current chunk; -1 before the first chunk. */
+        private long remaining = -1;
+
+        private boolean done;
+
+        ChunkedSource(BufferedSource in) {
+            this.in = in;
+        }
+
+        @Override
+        public long read(Buffer sink, long byteCount) throws IOException {
+            if (done) {
+                return -1;
+            }
+            if (remaining <= 0) {
+                nextChunk();
+                if (done) {
+                    return -1;
+                }
+            }
+            long read = in.read(sink, Math.min(byteCount, remaining));
+            if (read == -1) {
+                throw new EOFException("unexpected end of stream: a chunk was cut short");
+            }
+            remaining -= read;
+            return read;
+        }
+
+        private void nextChunk() throws IOException {
+            if (remaining == 0) {
+                String end = line(in, CHUNK_LINE_BYTES, "a chunk's end");
+                if (!end.isEmpty()) {
+                    throw new ProtocolException("a chunk is longer than its size said: " + shorten(end));
+                }
+            }
+            String sizeLine = line(in, CHUNK_LINE_BYTES, "a chunk size");
+            int extension = sizeLine.indexOf(';');
+            String hex = (extension >= 0 ? sizeLine.substring(0, extension) : sizeLine).strip();
+            long size;
+            try {
+                size = hex.isEmpty() || hex.startsWith("-") || hex.startsWith("+") ? -1 : Long.parseLong(hex, 16);
+            } catch (NumberFormatException e) {
+                size = -1;
+            }
+            if (size < 0) {
+                throw new ProtocolException("invalid chunk size line: " + shorten(sizeLine));
+            }
+            if (size == 0) {
+                long budget = HEAD_BYTES;
+                String trailer;
+                while (!(trailer = line(in, budget, "the trailers")).isEmpty()) {
+                    budget -= trailer.length() + 2;
+                }
+                done = true;
+            }
+            remaining = size;
+        }
+
+        @Override
+        public Timeout timeout() {
+            return in.timeout();
+        }
+
+        @Override
+        public void close() throws IOException {
+            in.close();
+        }
+    }
+}
