@@ -27,13 +27,27 @@ final class RawStreams {
     private RawStreams() {}
 
     /**
-     * For each of {@code requests} requests, {@code streams} at a time, the first event's arrival minus the
-     * server's stamp, in ms.
+     * The floor as its own process: {@code RawStreams URL STREAMS REQUESTS TOKENS EVENTS}. Sends one throwaway
+     * stream (keyed after the measured ones, so the code is not cold), then the requests, {@code STREAMS} at a time,
+     * and prints {@code index first_event_nanos} for each.
      */
-    static List<Double> firstEventErrors(StampingServer server, int streams, int requests, long tokens, int events)
-            throws InterruptedException {
-        server.clear();
-        URI uri = URI.create(server.baseUrl());
+    public static void main(String[] args) throws Exception {
+        int port = URI.create(args[0]).getPort();
+        int streams = Integer.parseInt(args[1]);
+        int requests = Integer.parseInt(args[2]);
+        long tokens = Long.parseLong(args[3]);
+        int events = Integer.parseInt(args[4]);
+        stream(port, TokenPrompts.body("bench", tokens, events, TokenRange.DEFAULT, requests));
+        long[] firsts = firsts(port, streams, requests, tokens, events);
+        StringBuilder out = new StringBuilder();
+        for (int i = 0; i < requests; i++) {
+            out.append(i).append(' ').append(firsts[i]).append('\n');
+        }
+        System.out.print(out);
+    }
+
+    /** For each of {@code requests} requests, {@code streams} at a time, the arrival of its first event. */
+    static long[] firsts(int port, int streams, int requests, long tokens, int events) throws InterruptedException {
         List<byte[]> bodies = new ArrayList<>();
         for (int i = 0; i < requests; i++) {
             bodies.add(TokenPrompts.body("bench", tokens, events, TokenRange.DEFAULT, i));
@@ -45,18 +59,17 @@ final class RawStreams {
                 firsts.add(threads.submit(() -> {
                     slots.acquire();
                     try {
-                        return stream(uri.getPort(), body);
+                        return stream(port, body);
                     } finally {
                         slots.release();
                     }
                 }));
             }
-            List<Double> errors = new ArrayList<>();
+            long[] out = new long[requests];
             for (int i = 0; i < requests; i++) {
-                long first = firsts.get(i).get();
-                errors.add((first - server.stamps(i)[0]) / 1e6);
+                out[i] = firsts.get(i).get();
             }
-            return errors;
+            return out;
         } catch (ExecutionException e) {
             throw new IllegalStateException("a raw stream failed", e.getCause());
         }

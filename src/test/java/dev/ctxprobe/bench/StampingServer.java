@@ -16,10 +16,11 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A loopback streaming completions server, in the benchmark's JVM so that its clock is the client's, on its own
- * platform threads, that
- * stamps {@link System#nanoTime()} just before it writes each event's first byte. Requests are told apart by
- * the key {@code TokenPrompts} spells in a prompt's first three ids (the request index for measured requests).
+ * A loopback streaming completions server, on its own platform threads, that stamps {@link System#nanoTime()}
+ * (CLOCK_MONOTONIC on Linux, the clock every client process here reads too) just before it writes each event's
+ * first byte. Requests are told apart by the key {@code TokenPrompts} spells in a prompt's first three ids (the
+ * request index for measured requests). Run in its own process by {@link #main}, so that no client under
+ * measurement shares its JVM, its heap or its carrier threads.
  */
 final class StampingServer implements AutoCloseable {
 
@@ -33,7 +34,7 @@ final class StampingServer implements AutoCloseable {
         System.setProperty("sun.net.httpserver.idleInterval", "600");
     }
 
-    private static final byte[] PROMPT_KEY = "\"prompt\":[".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[] PROMPT_KEY = "\"prompt\":".getBytes(StandardCharsets.US_ASCII);
 
     private final HttpServer server;
     // Platform threads: on virtual threads the server's writes would queue on the same few carrier threads as
@@ -45,6 +46,8 @@ final class StampingServer implements AutoCloseable {
     private final long prefillNanos;
     private final long gapNanos;
     private final Map<Long, long[]> stamps = new ConcurrentHashMap<>();
+    /** Streams finished since the last {@link #clear()}: a client can see [DONE] before its stamps are kept. */
+    private final int[] served = {0};
 
     /**
      * @param events choice-bearing events per request
@@ -72,7 +75,21 @@ final class StampingServer implements AutoCloseable {
     }
 
     void clear() {
-        stamps.clear();
+        synchronized (served) {
+            stamps.clear();
+            served[0] = 0;
+        }
+    }
+
+    /** Waits, up to 30 s, until {@code count} streams have finished since the last clear. */
+    private void awaitServed(int count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        synchronized (served) {
+            long left;
+            while (served[0] < count && (left = deadline - System.nanoTime()) > 0) {
+                TimeUnit.NANOSECONDS.timedWait(served, left);
+            }
+        }
     }
 
     private void complete(HttpExchange exchange) throws IOException {
@@ -95,6 +112,10 @@ final class StampingServer implements AutoCloseable {
             out.write("data: [DONE]\n\n".getBytes(StandardCharsets.US_ASCII));
             out.flush();
             stamps.put(key, written);
+            synchronized (served) {
+                served[0]++;
+                served.notifyAll();
+            }
         }
     }
 
@@ -125,11 +146,14 @@ final class StampingServer implements AutoCloseable {
         long key = 0;
         long scale = 1;
         for (int id = 0; id < 3 && pos < n; id++) {
+            // Python's json.dumps writes ", " and ": " where Java writes "," and ":".
+            while (pos < n && (head[pos] < '0' || head[pos] > '9')) {
+                pos++;
+            }
             int value = 0;
             while (pos < n && head[pos] >= '0' && head[pos] <= '9') {
                 value = value * 10 + (head[pos++] - '0');
             }
-            pos++; // the comma
             key += (value - range.lo()) * scale;
             scale *= range.span();
         }
@@ -156,6 +180,38 @@ final class StampingServer implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted while streaming", e);
+            }
+        }
+    }
+
+    /**
+     * The server as its own process: {@code StampingServer EVENTS PREFILL_MS GAP_MS}. Prints its base URL, then for
+     * each line {@code take N} on stdin waits for N streams to have finished, then prints {@code key stamp0 stamp1 ...}
+     * per request served since the last take, and {@code end}.
+     */
+    public static void main(String[] args) throws IOException, InterruptedException {
+        try (StampingServer server = new StampingServer(
+                TokenRange.DEFAULT,
+                Integer.parseInt(args[0]),
+                Double.parseDouble(args[1]),
+                Double.parseDouble(args[2]))) {
+            System.out.println(server.baseUrl());
+            System.out.flush();
+            var commands = new java.io.BufferedReader(new java.io.InputStreamReader(System.in, StandardCharsets.UTF_8));
+            String command;
+            while ((command = commands.readLine()) != null && command.startsWith("take ")) {
+                server.awaitServed(Integer.parseInt(command.substring(5).strip()));
+                StringBuilder out = new StringBuilder();
+                for (var entry : server.stamps.entrySet()) {
+                    out.append(entry.getKey());
+                    for (long stamp : entry.getValue()) {
+                        out.append(' ').append(stamp);
+                    }
+                    out.append('\n');
+                }
+                server.clear();
+                System.out.print(out.append("end\n"));
+                System.out.flush();
             }
         }
     }
