@@ -4,7 +4,7 @@ One aiohttp session, a semaphore for the concurrency, the clock started just bef
 as a dict (aiohttp runs json.dumps inside the clock, as theirs does), and the first token stamped where they stamp
 it: after the line iterator yields the first SSE line with text, stripped, its "data: " removed and json.loads run.
 
-usage: reference_client.py URL STREAMS REQUESTS TOKENS EVENTS RANGE_LO RANGE_HI
+usage: reference_client.py COMPLETIONS_URL STREAMS REQUESTS TOKENS EVENTS RANGE_LO RANGE_HI
 Prints "index first_token_monotonic_ns" per request; CLOCK_MONOTONIC is what the stamping server's System.nanoTime
 reads on Linux.
 """

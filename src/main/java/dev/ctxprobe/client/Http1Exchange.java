@@ -100,12 +100,7 @@ final class Http1Exchange implements AutoCloseable {
      * follows the head in a second write.
      */
     void post(Target target, String extraHeaders, String contentType, String accept, byte[] body) throws IOException {
-        String head = "POST " + target.path() + " HTTP/1.1\r\nHost: " + target.hostHeader()
-                + "\r\nUser-Agent: ctxprobe\r\nAccept: " + accept
-                + "\r\nContent-Type: " + contentType
-                + "\r\nContent-Length: " + body.length
-                + "\r\nConnection: close\r\n" + extraHeaders + "\r\n";
-        byte[] headBytes = head.getBytes(StandardCharsets.ISO_8859_1);
+        byte[] headBytes = requestHead(target, extraHeaders, contentType, accept, body.length);
         var out = socket.getOutputStream();
         if (headBytes.length + body.length <= 64 * 1024) {
             byte[] all = new byte[headBytes.length + body.length];
@@ -122,9 +117,24 @@ final class Http1Exchange implements AutoCloseable {
         bodyEndNanos = System.nanoTime();
     }
 
+    /** The request line and headers of a POST of {@code length} bytes. */
+    static byte[] requestHead(Target target, String extraHeaders, String contentType, String accept, int length) {
+        String head = "POST " + target.path() + " HTTP/1.1\r\nHost: " + target.hostHeader()
+                + "\r\nUser-Agent: ctxprobe\r\nAccept: " + accept
+                + "\r\nContent-Type: " + contentType
+                + "\r\nContent-Length: " + length
+                + "\r\nConnection: close\r\n" + extraHeaders + "\r\n";
+        return head.getBytes(StandardCharsets.ISO_8859_1);
+    }
+
     /** Reads the status line and headers, skipping any 1xx interim response. */
     Head readHead() throws IOException {
         in = Okio.buffer(Okio.source(socket.getInputStream()));
+        return readHead(in);
+    }
+
+    /** The response head at the start of {@code in}, which is left at the body's first byte. */
+    static Head readHead(BufferedSource in) throws IOException {
         long budget = HEAD_BYTES;
         while (true) {
             String statusLine = line(in, budget, "the status line");
@@ -159,6 +169,11 @@ final class Http1Exchange implements AutoCloseable {
 
     /** The body as its framing gives it: chunked, a fixed length, or up to the connection's close. */
     Source body(Head head) {
+        return body(in, head);
+    }
+
+    /** The body that follows {@code head} in {@code in}. */
+    static Source body(BufferedSource in, Head head) {
         if (head.status() == 204 || head.status() == 304) {
             return new Buffer();
         }

@@ -201,7 +201,9 @@ final class TimingBench {
             switch (client) {
                 case CTXPROBE, CTXPROBE_WARM -> {
                     command.addAll(java());
-                    int passes = client == Client.CTXPROBE ? 1 : 2;
+                    int passes = client == Client.CTXPROBE
+                            ? 1
+                            : Integer.parseInt(System.getenv().getOrDefault("WARMP", "2"));
                     command.addAll(List.of(ClientPass.class.getName(), url, s, n, t, e, Integer.toString(passes)));
                     served *= passes;
                 }
@@ -213,7 +215,7 @@ final class TimingBench {
                     command.addAll(List.of(
                             python,
                             Path.of("bench", "reference_client.py").toString(),
-                            url,
+                            url + "/v1/completions",
                             s,
                             n,
                             t,
