@@ -1,8 +1,6 @@
 package dev.ctxprobe.client;
 
 import java.io.IOException;
-import java.lang.management.CompilationMXBean;
-import java.lang.management.ManagementFactory;
 import java.net.ProtocolException;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -13,7 +11,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import okio.Buffer;
 import okio.BufferedSource;
 import okio.Okio;
@@ -30,12 +27,6 @@ public final class CompletionClient implements AutoCloseable {
 
     /** Ends requests that outlive the request timeout: one platform thread for all of them, idle when none is due. */
     private static final ScheduledThreadPoolExecutor DEADLINES = deadlines();
-
-    private static final AtomicBoolean WARMED = new AtomicBoolean();
-    /** Canned responses read at warm-up: enough events for the JIT's top tier (about 15,000 calls). */
-    private static final int WARM_UP_RESPONSES = 3000;
-    /** The most warming up may take, on a loaded machine: it comes before a step's first request. */
-    private static final Duration WARM_UP_BUDGET = Duration.ofSeconds(2);
 
     private final String completionsUrl;
     private final Http1Exchange.Target target;
@@ -68,6 +59,17 @@ public final class CompletionClient implements AutoCloseable {
      */
     public CompletionClient(
             String baseUrl, Duration requestTimeout, int maxConcurrency, String apiKey, ReadLimits limits) {
+        this(baseUrl, requestTimeout, maxConcurrency, apiKey, limits, true);
+    }
+
+    /** {@code warm}: warm the read path first ({@link WarmUp}), false only for the warm-up's own client. */
+    CompletionClient(
+            String baseUrl,
+            Duration requestTimeout,
+            int maxConcurrency,
+            String apiKey,
+            ReadLimits limits,
+            boolean warm) {
         this.limits = limits;
         this.completionsUrl = endpoint(baseUrl, "completions");
         this.target = Http1Exchange.Target.of(completionsUrl);
@@ -75,81 +77,9 @@ public final class CompletionClient implements AutoCloseable {
         this.requestTimeout = requestTimeout;
         // A socket timeout of 0 would mean none at all.
         this.ioTimeoutMillis = (int) Math.clamp(requestTimeout.toMillis(), 1, Integer.MAX_VALUE);
-        warmUp();
-    }
-
-    /**
-     * Runs the read path (response head, chunked body, events) over canned bytes until the JIT has compiled it,
-     * once per process. Measured in a fresh process, the first few hundred requests ran while the JIT compiled
-     * this path on the same few cores, and 64 streams' first events waited 20-60 ms for it; warmed, 1-2 ms, as the
-     * floor (BENCHMARKS.md, "Timing").
-     */
-    static void warmUp() {
-        if (!WARMED.compareAndSet(false, true)) {
-            return;
+        if (warm) {
+            WarmUp.once();
         }
-        byte[] response = cannedResponse();
-        ReadLimits limits = ReadLimits.forOutput(1);
-        Http1Exchange.Target target = Http1Exchange.Target.of("http://127.0.0.1:8000/v1/completions");
-        long until = System.nanoTime() + WARM_UP_BUDGET.toNanos();
-        for (int i = 0; i < WARM_UP_RESPONSES && System.nanoTime() < until; i++) {
-            Http1Exchange.requestHead(target, "", "application/json", "text/event-stream", i);
-            try {
-                Buffer in = new Buffer().write(response);
-                Http1Exchange.Head head = Http1Exchange.readHead(in);
-                StreamReading reading = new StreamReading(limits);
-                reading.counting =
-                        new StreamReading.CountingSource(Http1Exchange.body(in, head), limits.responseBytes());
-                reading.readEvents(Okio.buffer(reading.counting));
-                if (reading.outcome != RequestOutcome.OK) {
-                    throw new IllegalStateException("the warm-up response read as " + reading.outcome);
-                }
-            } catch (IOException e) {
-                throw new IllegalStateException("the warm-up response is unreadable", e);
-            }
-        }
-        awaitQuietCompiler(until);
-    }
-
-    /** Waits, up to {@code until}, for the JIT to go 50 ms without compiling: its backlog is this path's. */
-    private static void awaitQuietCompiler(long until) {
-        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
-        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
-            return;
-        }
-        long last = jit.getTotalCompilationTime();
-        while (System.nanoTime() < until) {
-            try {
-                Thread.sleep(50);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-            long now = jit.getTotalCompilationTime();
-            if (now == last) {
-                return;
-            }
-            last = now;
-        }
-    }
-
-    /** A 200 chunked event stream as vLLM sends one: an event per chunk, usage, [DONE]. */
-    private static byte[] cannedResponse() {
-        StringBuilder r = new StringBuilder(
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\ntransfer-encoding: chunked\r\n\r\n");
-        for (int i = 0; i < 8; i++) {
-            String usage = i == 7 ? ",\"usage\":{\"prompt_tokens\":1000,\"completion_tokens\":8}" : "";
-            String event = "data: {\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,"
-                    + "\"text\":\" x\",\"logprobs\":null,\"finish_reason\":" + (i == 7 ? "\"length\"" : "null") + "}]"
-                    + usage + "}\n\n";
-            r.append(Integer.toHexString(event.length()))
-                    .append("\r\n")
-                    .append(event)
-                    .append("\r\n");
-        }
-        String done = "data: [DONE]\n\n";
-        r.append(Integer.toHexString(done.length())).append("\r\n").append(done).append("\r\n0\r\n\r\n");
-        return r.toString().getBytes(StandardCharsets.US_ASCII);
     }
 
     /** {@code base + "/v1/" + path}, tolerating a trailing slash or {@code /v1} on the base. */

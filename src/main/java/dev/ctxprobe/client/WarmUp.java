@@ -1,0 +1,144 @@
+package dev.ctxprobe.client;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import okio.BufferedSource;
+import okio.Okio;
+
+/**
+ * Sends the client's first requests, once per process, to a loopback server of its own, before any request is
+ * measured: connect, write, the response head, a chunked event stream, the events' JSON, on a virtual thread, as a
+ * measured request runs. Measured in a fresh process without it, the JIT compiled this path while the first
+ * measured streams waited on the same few cores, and 64 streams' first events came 20-60 ms late; after 640
+ * requests in the process, 0.4-0.9 ms (BENCHMARKS.md, "Timing").
+ */
+final class WarmUp {
+
+    /** Enough requests (about ten events each) for the JIT's top tier on the hot path. */
+    static final int REQUESTS = 600;
+
+    /** The most it may take on a loaded machine: it comes before a step's first request. */
+    static final Duration BUDGET = Duration.ofSeconds(3);
+
+    private static final AtomicBoolean DONE = new AtomicBoolean();
+
+    private WarmUp() {}
+
+    /** Warms the path the first time it is called in this process; returns at once after that. */
+    static void once() {
+        if (!DONE.compareAndSet(false, true)) {
+            return;
+        }
+        long until = System.nanoTime() + BUDGET.toNanos();
+        try (ServerSocket listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+            Thread server =
+                    Thread.ofPlatform().name("ctxprobe-warm-up").daemon(true).start(() -> answer(listener));
+            Thread client = Thread.ofVirtual().start(() -> send(listener.getLocalPort(), until));
+            client.join();
+            listener.close();
+            server.join(1000);
+        } catch (IOException e) {
+            // No loopback socket: measured requests warm the path themselves, as they did before.
+            return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        awaitQuietCompiler(until);
+    }
+
+    private static void send(int port, long until) {
+        byte[] body = TokenPrompts.body("warm-up", 64, 8, TokenRange.DEFAULT, 0);
+        CompletionClient client = new CompletionClient(
+                "http://127.0.0.1:" + port, Duration.ofSeconds(2), 1, "warm-up", ReadLimits.forOutput(8), false);
+        for (int i = 0; i < REQUESTS && System.nanoTime() < until; i++) {
+            RequestRecord r = client.send(new CompletionRequest(i, true, 64, body));
+            if (!r.ok()) {
+                return;
+            }
+        }
+    }
+
+    /** Answers each connection with the canned stream, one at a time, until the listener is closed. */
+    private static void answer(ServerSocket listener) {
+        byte[][] response = response();
+        while (!listener.isClosed()) {
+            try (Socket s = listener.accept()) {
+                s.setTcpNoDelay(true);
+                BufferedSource in = Okio.buffer(Okio.source(s.getInputStream()));
+                long length = 0;
+                String line;
+                while (!(line = Http1Exchange.line(in, Http1Exchange.HEAD_BYTES, "the request")).isEmpty()) {
+                    if (line.regionMatches(true, 0, "Content-Length:", 0, 15)) {
+                        length = Long.parseLong(line.substring(15).strip());
+                    }
+                }
+                in.skip(length);
+                OutputStream out = s.getOutputStream();
+                for (byte[] piece : response) {
+                    out.write(piece);
+                    out.flush();
+                }
+            } catch (IOException | RuntimeException e) {
+                // The listener closed, or a warm-up request gave up: either way warming is over or moves on.
+            }
+        }
+    }
+
+    /** A 200 chunked event stream as vLLM sends one, head and events in separate writes: an event per chunk. */
+    private static byte[][] response() {
+        StringBuilder events = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            String usage = i == 7 ? ",\"usage\":{\"prompt_tokens\":64,\"completion_tokens\":8}" : "";
+            String event = "data: {\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,"
+                    + "\"text\":\" x\",\"logprobs\":null,\"finish_reason\":" + (i == 7 ? "\"length\"" : "null") + "}]"
+                    + usage + "}\n\n";
+            events.append(Integer.toHexString(event.length()))
+                    .append("\r\n")
+                    .append(event)
+                    .append("\r\n");
+        }
+        String done = "data: [DONE]\n\n";
+        events.append(Integer.toHexString(done.length()))
+                .append("\r\n")
+                .append(done)
+                .append("\r\n0\r\n\r\n");
+        String head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
+                + "transfer-encoding: chunked\r\n\r\n";
+        return new byte[][] {ascii(head), ascii(events.toString())};
+    }
+
+    private static byte[] ascii(String s) {
+        return s.getBytes(StandardCharsets.US_ASCII);
+    }
+
+    /** Waits, up to {@code until}, for the JIT to go 100 ms without finishing a compilation: its backlog is ours. */
+    private static void awaitQuietCompiler(long until) {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return;
+        }
+        long last = jit.getTotalCompilationTime();
+        while (System.nanoTime() < until) {
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            long now = jit.getTotalCompilationTime();
+            if (now == last) {
+                return;
+            }
+            last = now;
+        }
+    }
+}
