@@ -32,7 +32,7 @@ public final class CompletionClient implements AutoCloseable {
     private final Http1Exchange.Target target;
     private final String extraHeaders;
     private final Duration requestTimeout;
-    private final int ioTimeoutMillis;
+    private final int connectTimeoutMillis;
     private final ReadLimits limits;
     private final Set<Http1Exchange> inFlight = ConcurrentHashMap.newKeySet();
 
@@ -75,8 +75,8 @@ public final class CompletionClient implements AutoCloseable {
         this.target = Http1Exchange.Target.of(completionsUrl);
         this.extraHeaders = apiKey == null ? "" : "Authorization: Bearer " + apiKey + "\r\n";
         this.requestTimeout = requestTimeout;
-        // A socket timeout of 0 would mean none at all.
-        this.ioTimeoutMillis = (int) Math.clamp(requestTimeout.toMillis(), 1, Integer.MAX_VALUE);
+        // A connect timeout of 0 would mean none at all.
+        this.connectTimeoutMillis = (int) Math.clamp(requestTimeout.toMillis(), 1, Integer.MAX_VALUE);
         if (warm) {
             WarmUp.once();
         }
@@ -106,7 +106,7 @@ public final class CompletionClient implements AutoCloseable {
         ScheduledFuture<?> due = DEADLINES.schedule(deadline, requestTimeout.toNanos(), TimeUnit.NANOSECONDS);
         Http1Exchange exchange = null;
         try {
-            exchange = Http1Exchange.open(target, ioTimeoutMillis);
+            exchange = Http1Exchange.open(target, connectTimeoutMillis);
             deadline.exchange(exchange);
             inFlight.add(exchange);
             // llama-server closes the connection after a streamed answer though it says Keep-Alive, and one

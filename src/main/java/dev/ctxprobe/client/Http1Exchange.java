@@ -71,13 +71,17 @@ final class Http1Exchange implements AutoCloseable {
         this.socket = socket;
     }
 
-    /** Connects to {@code target}, over TLS for https; {@code timeoutMillis} bounds the connect and each read. */
+    /**
+     * Connects to {@code target}, over TLS for https; {@code timeoutMillis} bounds the connect. Reads have no timeout
+     * of their own: the caller's whole-request deadline, which starts earlier and is as long, closes the socket first.
+     * A socket timeout would also make every read of a virtual thread a timed park, a timer set and cancelled per
+     * read of every stream.
+     */
     static Http1Exchange open(Target target, int timeoutMillis) throws IOException {
         Socket plain = new Socket();
         try {
             plain.setTcpNoDelay(true);
             plain.connect(new InetSocketAddress(target.host(), target.port()), timeoutMillis);
-            plain.setSoTimeout(timeoutMillis);
             if (!target.https()) {
                 return new Http1Exchange(plain);
             }

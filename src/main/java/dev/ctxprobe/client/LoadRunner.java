@@ -23,6 +23,15 @@ public final class LoadRunner {
     /** Fixed, so a step's arrival times are the same on every run (vLLM's benchmark uses seed 0 too). */
     static final long ARRIVAL_SEED = 0;
 
+    /**
+     * Measured bodies that together fit in this are all built before the window opens. Built in their slots, 1000
+     * streams' bodies took the CPU while the first streams' events were arriving, and their stamps waited for it.
+     */
+    static final long PREBUILT_BODY_BYTES = 64L << 20;
+
+    /** About the most bytes one prompt token takes in a body: up to five digits and a comma. */
+    private static final long BODY_BYTES_PER_TOKEN = 6;
+
     private final LoadPlan plan;
     private final CompletionClient client;
     private final RequestObserver observer;
@@ -69,8 +78,9 @@ public final class LoadRunner {
             }
             checkCancelled();
             double[] offsets = arrivalOffsets(plan.numPrompts(), plan.requestRate(), ARRIVAL_SEED);
+            CompletionRequest[] bodies = prebuilt(offsets.length);
             long windowStart = System.nanoTime();
-            List<RequestRecord> records = await(submitMeasured(threads, offsets, windowStart));
+            List<RequestRecord> records = await(submitMeasured(threads, offsets, bodies, windowStart));
             return new LoadResult(warmups, records, windowStart, System.nanoTime());
         } catch (InterruptedException | RuntimeException e) {
             // Whatever ends the run early, requests still in flight must not hold it for their timeout.
@@ -98,10 +108,24 @@ public final class LoadRunner {
         }
     }
 
-    private List<Future<RequestRecord>> submitMeasured(ExecutorService threads, double[] offsets, long windowStart)
+    /** Every measured request, built, when their bodies fit in {@link #PREBUILT_BODY_BYTES}; else null. */
+    private CompletionRequest[] prebuilt(int count) {
+        if (plan.targetLen() * BODY_BYTES_PER_TOKEN * count > PREBUILT_BODY_BYTES) {
+            return null;
+        }
+        CompletionRequest[] requests = new CompletionRequest[count];
+        for (int i = 0; i < count; i++) {
+            requests[i] = request(i, false, i);
+        }
+        return requests;
+    }
+
+    private List<Future<RequestRecord>> submitMeasured(
+            ExecutorService threads, double[] offsets, CompletionRequest[] bodies, long windowStart)
             throws InterruptedException {
         Semaphore slots = new Semaphore(plan.maxConcurrency());
         AtomicBoolean abandoned = new AtomicBoolean();
+
         List<Future<RequestRecord>> futures = new ArrayList<>(offsets.length);
         for (int i = 0; i < offsets.length && !abandoned.get(); i++) {
             sleepUntil(windowStart + (long) (offsets[i] * 1e9));
@@ -113,9 +137,10 @@ public final class LoadRunner {
                     if (abandoned.get()) {
                         return null;
                     }
-                    // Built in its slot, so at most max_concurrency bodies of a 10M-token prompt are held at once;
-                    // still before send(), where the clock starts.
-                    RequestRecord r = client.send(request(index, false, index), observer);
+                    // Otherwise built in its slot, so at most max_concurrency bodies of a 10M-token prompt are held
+                    // at once; still before send(), where the clock starts.
+                    CompletionRequest request = bodies != null ? bodies[index] : request(index, false, index);
+                    RequestRecord r = client.send(request, observer);
                     if (r.outcome() == RequestOutcome.TIMEOUT || r.outcome() == RequestOutcome.CONNECTION_FAILED) {
                         // A hung or dead server: requests not yet sent would each wait out the timeout too.
                         abandoned.set(true);
