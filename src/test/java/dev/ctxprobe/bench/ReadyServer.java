@@ -1,16 +1,20 @@
 package dev.ctxprobe.bench;
 
 import com.sun.net.httpserver.HttpServer;
+import java.net.HttpURLConnection;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 
 /**
  * The overhead benchmark's server: waits {@code startupMs}, binds, answers {@code GET /health} with 200 and
  * writes the {@link System#nanoTime()} of the moment it could first answer to a file. On Linux that clock is
- * CLOCK_MONOTONIC, shared by every process, so the launcher's readiness time compares with it.
- * Arguments: {@code PORT STAMP_FILE STARTUP_MS}.
+ * CLOCK_MONOTONIC, shared by every process, so the launcher's readiness time compares with it. With
+ * {@code line}, it then prints uvicorn's ready line, as vLLM and LMDeploy do; with {@code quiet}, a line without it.
+ * Arguments: {@code PORT STAMP_FILE STARTUP_MS line|quiet}.
  */
 public final class ReadyServer {
 
@@ -27,8 +31,22 @@ public final class ReadyServer {
             }
         });
         server.start();
+        // Its own first request, so that the stamp is when it answers as an engine does, not when a cold
+        // HttpServer could first take a request (tens of ms of class loading that a real engine has not).
+        HttpURLConnection own = (HttpURLConnection)
+                URI.create("http://127.0.0.1:" + port + "/health").toURL().openConnection();
+        if (own.getResponseCode() != 200) {
+            throw new IllegalStateException("its own /health did not answer 200");
+        }
+        own.disconnect();
         long ready = System.nanoTime();
-        Files.writeString(stamp, Long.toString(ready));
-        System.out.println("ready at " + ready);
+        // Renamed into place: the launcher may see it ready before the stamp is written, and waits for a whole one.
+        Path part = stamp.resolveSibling(stamp.getFileName() + ".part");
+        Files.writeString(part, Long.toString(ready));
+        Files.move(part, stamp, StandardCopyOption.ATOMIC_MOVE);
+        System.out.println(
+                args[3].equals("line")
+                        ? "INFO:     Uvicorn running on http://127.0.0.1:" + port + " (Press CTRL+C to quit)"
+                        : "bound at " + ready);
     }
 }
