@@ -39,7 +39,7 @@ public final class LocalLauncher implements Launcher {
      */
     static final Duration FAST_POLL = Duration.ofMillis(10);
 
-    static final Duration FAST_WINDOW = Duration.ofSeconds(5);
+    public static final Duration FAST_WINDOW = Duration.ofSeconds(5);
 
     /** uvicorn prints its "startup complete" a moment before it binds, so one probe at the line may be too early. */
     static final Duration HINT_WINDOW = Duration.ofSeconds(2);

@@ -1,6 +1,7 @@
 package dev.ctxprobe.bench;
 
 import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
 import java.net.HttpURLConnection;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -23,22 +24,21 @@ public final class ReadyServer {
     public static void main(String[] args) throws Exception {
         int port = Integer.parseInt(args[0]);
         Path stamp = Path.of(args[1]);
-        Thread.sleep(Long.parseLong(args[2]));
-        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 64);
-        server.createContext("/health", exchange -> {
-            try (exchange) {
-                exchange.sendResponseHeaders(200, -1);
-            }
-        });
-        server.start();
-        // Its own first request, so that the stamp is when it answers as an engine does, not when a cold
-        // HttpServer could first take a request (tens of ms of class loading that a real engine has not).
+        // A first server on a port of its own answers one request, so that the real one answers its first as
+        // an engine does, not after tens of ms of class loading a real engine has behind it: the stamp then is
+        // the moment the real one can answer, and the delay after it is the launcher's alone.
+        HttpServer warm = serve(0);
         HttpURLConnection own = (HttpURLConnection)
-                URI.create("http://127.0.0.1:" + port + "/health").toURL().openConnection();
+                URI.create("http://127.0.0.1:" + warm.getAddress().getPort() + "/health")
+                        .toURL()
+                        .openConnection();
         if (own.getResponseCode() != 200) {
             throw new IllegalStateException("its own /health did not answer 200");
         }
         own.disconnect();
+        warm.stop(0);
+        Thread.sleep(Long.parseLong(args[2]));
+        serve(port);
         long ready = System.nanoTime();
         // Renamed into place: the launcher may see it ready before the stamp is written, and waits for a whole one.
         Path part = stamp.resolveSibling(stamp.getFileName() + ".part");
@@ -48,5 +48,16 @@ public final class ReadyServer {
                 args[3].equals("line")
                         ? "INFO:     Uvicorn running on http://127.0.0.1:" + port + " (Press CTRL+C to quit)"
                         : "bound at " + ready);
+    }
+
+    private static HttpServer serve(int port) throws IOException {
+        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 64);
+        server.createContext("/health", exchange -> {
+            try (exchange) {
+                exchange.sendResponseHeaders(200, -1);
+            }
+        });
+        server.start();
+        return server;
     }
 }
