@@ -11,7 +11,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
-/** Runs a query tool as a child process with a time limit, keeping at most a bounded amount of its output. */
+/** Runs a tool as a child process with a time limit, keeping at most a bounded amount of its output. */
 public final class ProcessCommandRunner implements CommandRunner {
 
     // A missing program: "error=2, No such file or directory" (JDK 17) or "error: 2 (No such file ...)" (JDK 25).
@@ -19,29 +19,61 @@ public final class ProcessCommandRunner implements CommandRunner {
 
     private final Duration timeout;
     private final int maxOutputBytes;
+    private final boolean toTheEnd;
+    private final String limitText;
 
+    /** A runner whose commands an interrupt cuts short ({@code interrupted}), for queries nothing depends on. */
     public ProcessCommandRunner(Duration timeout, int maxOutputBytes) {
+        this(timeout, maxOutputBytes, false, timeout.toMillis() + " ms");
+    }
+
+    private ProcessCommandRunner(Duration timeout, int maxOutputBytes, boolean toTheEnd, String limitText) {
         this.timeout = timeout;
         this.maxOutputBytes = maxOutputBytes;
+        this.toTheEnd = toTheEnd;
+        this.limitText = limitText;
+    }
+
+    /**
+     * A runner whose commands an interrupt does not cut short: one abandoned half way may still act (an
+     * {@code sbatch} may submit a job nobody knows of), so each runs to its end within {@code limit}, whole seconds,
+     * and an interrupt is kept for the caller. Its output is kept whole.
+     */
+    public static ProcessCommandRunner toTheEnd(Duration limit) {
+        return new ProcessCommandRunner(limit, Integer.MAX_VALUE, true, limit.toSeconds() + " s");
     }
 
     @Override
     public CommandResult run(List<String> command) {
         Path out = null;
         Path err = null;
+        // A command run to its end waits with the interrupt set aside, and hands it back when it returns.
+        boolean interrupted = toTheEnd && Thread.interrupted();
         try {
-            out = Files.createTempFile("ctxprobe-query", ".out");
-            err = Files.createTempFile("ctxprobe-query", ".err");
+            out = Files.createTempFile("ctxprobe-command", ".out");
+            err = Files.createTempFile("ctxprobe-command", ".err");
             // Output goes to files, never an undrained pipe, so a chatty tool cannot block on a full pipe.
             Process process = new ProcessBuilder(command)
                     .redirectOutput(out.toFile())
                     .redirectError(err.toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .start();
-            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            long deadline = System.nanoTime() + timeout.toNanos();
+            Boolean exited = null;
+            while (exited == null) {
+                try {
+                    exited = process.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    if (!toTheEnd) {
+                        throw e;
+                    }
+                    interrupted = true;
+                }
+            }
+            if (!exited) {
                 process.destroyForcibly();
                 process.waitFor(1, TimeUnit.SECONDS);
-                return CommandResult.failed(command, "no answer within " + timeout.toMillis() + " ms");
+                return CommandResult.failed(command, "no answer within " + limitText);
             }
             return CommandResult.exited(command, process.exitValue(), readCapped(out), readCapped(err));
         } catch (IOException e) {
@@ -49,11 +81,14 @@ public final class ProcessCommandRunner implements CommandRunner {
             boolean absent = NO_SUCH_PROGRAM.matcher(message).find();
             return CommandResult.failed(command, absent ? CommandResult.NOT_INSTALLED : message);
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            interrupted = true;
             return CommandResult.failed(command, "interrupted");
         } finally {
             delete(out);
             delete(err);
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -70,7 +105,7 @@ public final class ProcessCommandRunner implements CommandRunner {
         try {
             Files.deleteIfExists(file);
         } catch (IOException e) {
-            // A temp file that cannot be deleted now is retried at exit; the query result still stands.
+            // A temp file that cannot be deleted now is retried at exit; the command's result still stands.
             file.toFile().deleteOnExit();
         }
     }
