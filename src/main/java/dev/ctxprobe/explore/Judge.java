@@ -42,21 +42,7 @@ final class Judge {
             List<String> log,
             Termination serverEnded,
             ServedCapacity capacity,
-            long maxModelLen) {
-
-        /** What a server that stated nothing showed. */
-        Observation(
-                EngineProfile profile,
-                long target,
-                boolean lenient,
-                Duration requestTimeout,
-                List<RequestRecord> warmup,
-                List<RequestRecord> measured,
-                List<String> log,
-                Termination serverEnded) {
-            this(profile, target, lenient, requestTimeout, warmup, measured, log, serverEnded, ServedCapacity.NONE, 0);
-        }
-    }
+            long maxModelLen) {}
 
     /**
      * Why a server that was launched did not become ready. What a cluster says of its job comes first: an engine
