@@ -82,6 +82,24 @@ final class Checks {
     }
 
     /**
+     * Whether {@code length} is a context a prompt can use. If not, why: the input {@code missing} when neither
+     * {@code flagText} nor the model config tells it, or a failed check when {@code lengthName} is below one token.
+     */
+    static boolean usableContext(
+            Long length, Facts f, List<Check> checks, String missing, String flagText, String lengthName) {
+        if (length == null) {
+            f.missing(missing, "neither " + flagText + " nor a length in the model config tells the context");
+            return false;
+        }
+        if (length < 1) {
+            checks.add(
+                    new Check(Bound.CONTEXT_FLAG, false, lengthName + " " + length + " leaves no room for a prompt"));
+            return false;
+        }
+        return true;
+    }
+
+    /**
      * The model's own bound on a length the command sets: {@code length} at most the {@code derived} one, which
      * {@code what} names; {@code refusal} says what the engine does when it is above (empty when not known).
      */

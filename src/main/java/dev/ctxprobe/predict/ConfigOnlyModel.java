@@ -30,15 +30,8 @@ final class ConfigOnlyModel extends EngineModel {
         if (given != null) {
             f.input(given.name(), given.value(), Source.FLAG, flags.where());
         }
-        if (length == null) {
-            f.missing(
-                    "context length",
-                    "neither the context flag " + String.join("/", names)
-                            + " nor a length in the model config tells the context");
-            return null;
-        }
-        if (length < 1) {
-            checks.add(new Check(Bound.CONTEXT_FLAG, false, "context " + length + " leaves no room for a prompt"));
+        if (!Checks.usableContext(
+                length, f, checks, "context length", "the context flag " + String.join("/", names), "context")) {
             return null;
         }
         boolean follows = s.follows(names.toArray(String[]::new));

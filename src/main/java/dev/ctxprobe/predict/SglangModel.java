@@ -41,15 +41,8 @@ final class SglangModel extends EngineModel {
         if (given != null) {
             f.input("--context-length", given.value(), Source.FLAG, flags.where());
         }
-        if (length == null) {
-            f.missing(
-                    "context length",
-                    "neither --context-length in the command nor a length in the model config tells the context");
-            return null;
-        }
-        if (length < 1) {
-            checks.add(
-                    new Check(Bound.CONTEXT_FLAG, false, "context_length " + length + " leaves no room for a prompt"));
+        if (!Checks.usableContext(
+                length, f, checks, "context length", "--context-length in the command", "context_length")) {
             return null;
         }
         boolean follows = s.follows("--context-length");

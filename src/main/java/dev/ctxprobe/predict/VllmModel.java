@@ -72,22 +72,19 @@ final class VllmModel extends EngineModel {
             relation = length == null ? "unreadable" : s.relation(target, length, s.follows("--max-model-len"));
             f.input("--max-model-len", given.value(), Source.FLAG, flags.where());
         }
-        if (length == null) {
-            f.missing(
-                    "max_model_len",
-                    "neither --max-model-len in the command nor a length in the model config tells the context");
+        if (length != null
+                && length < 1
+                && given != null
+                && (given.value().equals("auto") || given.value().equals("-1"))) {
+            checks.add(new Check(
+                    Bound.KV_MEMORY,
+                    false,
+                    "not one block of KV cache fits (vLLM: \"Cannot auto-fit max_model_len: not enough GPU memory"
+                            + " available to serve even a single token\")"));
             return null;
         }
-        if (length < 1) {
-            boolean auto = given != null
-                    && (given.value().equals("auto") || given.value().equals("-1"));
-            checks.add(new Check(
-                    auto ? Bound.KV_MEMORY : Bound.CONTEXT_FLAG,
-                    false,
-                    auto
-                            ? "not one block of KV cache fits (vLLM: \"Cannot auto-fit max_model_len: not enough GPU"
-                                    + " memory available to serve even a single token\")"
-                            : "max_model_len " + length + " leaves no room for a prompt"));
+        if (!Checks.usableContext(
+                length, f, checks, "max_model_len", "--max-model-len in the command", "max_model_len")) {
             return null;
         }
         String lengthText = "max_model_len " + Format.tokens(length) + " (" + relation + ")";
