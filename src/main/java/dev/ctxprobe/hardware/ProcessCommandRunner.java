@@ -11,7 +11,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
-/** Runs a tool as a child process with a time limit, keeping at most a bounded amount of its output. */
+/**
+ * Runs a tool as a child process with a time limit, keeping at most a bounded amount of its output: the accelerator
+ * queries, and (run to their end) the commands of a cluster's scheduler.
+ */
 public final class ProcessCommandRunner implements CommandRunner {
 
     // A missing program: "error=2, No such file or directory" (JDK 17) or "error: 2 (No such file ...)" (JDK 25).
@@ -48,7 +51,7 @@ public final class ProcessCommandRunner implements CommandRunner {
         Path out = null;
         Path err = null;
         // A command run to its end waits with the interrupt set aside, and hands it back when it returns.
-        boolean interrupted = toTheEnd && Thread.interrupted();
+        boolean[] interrupted = {toTheEnd && Thread.interrupted()};
         try {
             out = Files.createTempFile("ctxprobe-command", ".out");
             err = Files.createTempFile("ctxprobe-command", ".err");
@@ -58,21 +61,9 @@ public final class ProcessCommandRunner implements CommandRunner {
                     .redirectError(err.toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .start();
-            long deadline = System.nanoTime() + timeout.toNanos();
-            Boolean exited = null;
-            while (exited == null) {
-                try {
-                    exited = process.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    if (!toTheEnd) {
-                        throw e;
-                    }
-                    interrupted = true;
-                }
-            }
-            if (!exited) {
+            if (!await(process, timeout.toNanos(), interrupted)) {
                 process.destroyForcibly();
-                process.waitFor(1, TimeUnit.SECONDS);
+                await(process, TimeUnit.SECONDS.toNanos(1), interrupted);
                 return CommandResult.failed(command, "no answer within " + limitText);
             }
             return CommandResult.exited(command, process.exitValue(), readCapped(out), readCapped(err));
@@ -81,13 +72,31 @@ public final class ProcessCommandRunner implements CommandRunner {
             boolean absent = NO_SUCH_PROGRAM.matcher(message).find();
             return CommandResult.failed(command, absent ? CommandResult.NOT_INSTALLED : message);
         } catch (InterruptedException e) {
-            interrupted = true;
+            interrupted[0] = true;
             return CommandResult.failed(command, "interrupted");
         } finally {
             delete(out);
             delete(err);
-            if (interrupted) {
+            if (interrupted[0]) {
                 Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Waits up to {@code nanos} for the process to exit, and says whether it did. An interrupt cuts the wait short
+     * unless commands run to their end: then it is noted in {@code interrupted[0]} and the wait goes on.
+     */
+    private boolean await(Process process, long nanos, boolean[] interrupted) throws InterruptedException {
+        long deadline = System.nanoTime() + nanos;
+        while (true) {
+            try {
+                return process.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                if (!toTheEnd) {
+                    throw e;
+                }
+                interrupted[0] = true;
             }
         }
     }
