@@ -147,8 +147,7 @@ final class SglangModel extends EngineModel {
                 // calculate_mla_kv_cache_dim: fp8 stores kv_lora_rank + its scales + a bf16 rope part.
                 boolean fp8 = Flags.lower(dtypeName).startsWith("fp8");
                 long latent = fp8 ? FP8_DSA_LATENT_BYTES : (long) (cfg.kvLoraRank() + cfg.ropeHeadDim()) * kvSize;
-                int index = cfg.indexHeadDim();
-                long indexer = index + index / 128 * 4L;
+                long indexer = cfg.indexerKeyBytes();
                 cell = (double) (latent + indexer) * layers;
                 lines.add("cell (DefaultPoolConfigurator, DSA): (latent " + Format.decimal(latent) + " B + indexer "
                         + indexer + " B) x " + layers + " layers = " + Format.decimal(cell) + " B per token");
@@ -177,7 +176,7 @@ final class SglangModel extends EngineModel {
         int nope = cfg.headDim() - rope;
         long kvBytes = nope + rope * 2L + 8;
         int index = cfg.indexHeadDim();
-        long indexerBytes = index + index / 128 * 4L;
+        long indexerBytes = cfg.indexerKeyBytes();
         long window = cfg.slidingWindow() == null ? 128 : cfg.slidingWindow();
         double ratio = swaRatio(flags, f, DSV4_SWA_RATIO, "SGLang's DeepSeek-V4 default (0.8 for other models)");
         Flags.Found spec = flags.find("--speculative-algorithm");

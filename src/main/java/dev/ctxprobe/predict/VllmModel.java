@@ -198,7 +198,7 @@ final class VllmModel extends EngineModel {
                 int layers = perStage(cfg.layers(), pp);
                 long latent = fp8 ? FP8_DS_MLA_TOKEN_BYTES : (long) (cfg.kvLoraRank() + cfg.ropeHeadDim()) * dtype;
                 int index = cfg.indexHeadDim();
-                long indexer = index + index / 128 * 4L;
+                long indexer = cfg.indexerKeyBytes();
                 groups.add(new Full(
                         "MLA latent" + (fp8 ? " in the fp8_ds_mla layout: " + latent + " B" : ": " + latent + " B")
                                 + " + indexer keys " + indexer + " B (" + index + " fp8 + scales) = "
@@ -257,8 +257,7 @@ final class VllmModel extends EngineModel {
                     1));
         }
         if (c4 > 0) {
-            int index = cfg.indexHeadDim();
-            long indexer = index + index / 128 * 4L;
+            long indexer = cfg.indexerKeyBytes();
             long page = KvLayers.roundUp(block / 4 * indexer, DSV4_PAGE_ALIGNMENT);
             groups.add(new Full(
                     "indexer keys (ratio 4): " + c4 + " layers x " + indexer + " B per 4 tokens, " + Format.bytes(page)
