@@ -39,6 +39,7 @@ public final class LocalLauncher implements Launcher {
      */
     static final Duration FAST_POLL = Duration.ofMillis(10);
 
+    /** How long after its start a server is polled every {@link #FAST_POLL}. */
     public static final Duration FAST_WINDOW = Duration.ofSeconds(5);
 
     /** uvicorn prints its "startup complete" a moment before it binds, so one probe at the line may be too early. */
@@ -368,7 +369,10 @@ public final class LocalLauncher implements Launcher {
                     }
                     long interval = (now - fastUntil < 0 ? FAST_POLL : POLL).toNanos();
                     if (awaitWake(Math.min(interval, left))) {
-                        fastUntil = Math.max(fastUntil, System.nanoTime() + HINT_WINDOW.toNanos());
+                        long hinted = System.nanoTime() + HINT_WINDOW.toNanos();
+                        if (hinted - fastUntil > 0) {
+                            fastUntil = hinted;
+                        }
                     }
                 }
             } finally {
