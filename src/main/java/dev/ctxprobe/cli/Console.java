@@ -244,20 +244,7 @@ final class Console implements RunListener, AutoCloseable {
                 .sorted(Comparator.comparingInt(r -> r.number))
                 .toList();
         for (Running r : shown) {
-            PhaseState state = r.state.get();
-            long now = clock.getAsLong();
-            r.frame++;
-            out.println(fit(
-                    progressLine(
-                            r.number,
-                            r.backend,
-                            r.target,
-                            state.phase(),
-                            now - state.sinceNanos(),
-                            now - r.startedNanos,
-                            SPINNER[r.frame % SPINNER.length],
-                            logLines.get(r)),
-                    width));
+            out.println(fit(nextFrame(r, logLines.get(r)), width));
         }
         drawn = shown.size();
         out.flush();
@@ -271,10 +258,16 @@ final class Console implements RunListener, AutoCloseable {
     }
 
     private void draw(Running r, String logLine) {
+        out.print("\r" + fit(nextFrame(r, logLine), width) + ERASE_TO_END);
+        out.flush();
+    }
+
+    // The step's progress line now, its spinner one frame on.
+    private String nextFrame(Running r, String logLine) {
         PhaseState state = r.state.get();
         long now = clock.getAsLong();
         r.frame++;
-        String line = progressLine(
+        return progressLine(
                 r.number,
                 r.backend,
                 r.target,
@@ -283,8 +276,6 @@ final class Console implements RunListener, AutoCloseable {
                 now - r.startedNanos,
                 SPINNER[r.frame % SPINNER.length],
                 logLine);
-        out.print("\r" + fit(line, width) + ERASE_TO_END);
-        out.flush();
     }
 
     /** {@code [3] vllm 262,144  loading 1 min 05 s | Loading safetensors checkpoint shards: 45% Completed}. */

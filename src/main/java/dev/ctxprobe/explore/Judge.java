@@ -42,21 +42,7 @@ final class Judge {
             List<String> log,
             Termination serverEnded,
             ServedCapacity capacity,
-            long maxModelLen) {
-
-        /** What a server that stated nothing showed. */
-        Observation(
-                EngineProfile profile,
-                long target,
-                boolean lenient,
-                Duration requestTimeout,
-                List<RequestRecord> warmup,
-                List<RequestRecord> measured,
-                List<String> log,
-                Termination serverEnded) {
-            this(profile, target, lenient, requestTimeout, warmup, measured, log, serverEnded, ServedCapacity.NONE, 0);
-        }
-    }
+            long maxModelLen) {}
 
     /**
      * Why a server that was launched did not become ready. What a cluster says of its job comes first: an engine
@@ -69,15 +55,12 @@ final class Judge {
         Termination how = notReady instanceof Readiness.Exited x ? x.how() : null;
         Integer code = how == null ? null : how.shellCode();
         if (how != null && how.reason() == Termination.Reason.OUT_OF_MEMORY) {
-            List<String> evidence = new ArrayList<>();
-            evidence.add(how.describe());
-            evidence.addAll(tail(log, 8));
             return StepFailure.of(
                             FailureClass.OOM_STARTUP,
                             Phase.STARTUP,
                             "the server was killed for exceeding its memory limit while it started; give it more"
                                     + " memory (launcher.mem) or lower the context",
-                            evidence)
+                            endEvidence(how, log))
                     .withExitCode(code);
         }
         if (how != null && endedByCluster(how)) {
@@ -136,14 +119,19 @@ final class Judge {
             case PREEMPTED -> "another job took its resources; run again, or choose a partition without preemption";
             default -> "someone other than ctxprobe cancelled it; run again with --resume";
         };
-        List<String> evidence = new ArrayList<>();
-        evidence.add(how.describe());
-        evidence.addAll(tail(log, 8));
         return StepFailure.of(
                 FailureClass.CLUSTER_ENDED,
                 phase,
                 "the cluster ended the job: " + advice + " (this says nothing about length)",
-                evidence);
+                endEvidence(how, log));
+    }
+
+    // What a cluster said of how it ended the server, then the server's last log lines.
+    private static List<String> endEvidence(Termination how, List<String> log) {
+        List<String> evidence = new ArrayList<>();
+        evidence.add(how.describe());
+        evidence.addAll(tail(log, 8));
+        return evidence;
     }
 
     private static Diagnosis fallbackStartup(Termination how, Readiness notReady, List<String> log) {

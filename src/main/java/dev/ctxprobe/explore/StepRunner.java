@@ -84,20 +84,7 @@ final class StepRunner {
         if (launch.failed() != null) {
             return launch.failed();
         }
-        Live live = launch.live();
-        Scenario measured;
-        try {
-            measured = measure(backend, profile, live, target);
-        } catch (InterruptedException e) {
-            throw new StepInterrupted(interrupted(backend, live, target, Phase.MEASURE), e);
-        } catch (RuntimeException | Error e) {
-            // A fault of ctxprobe's own, an OutOfMemoryError too, must still stop the server it started and leave a
-            // classified step.
-            return stop(
-                    clientError(backend, live.command(), target, live.logRelative(), live.facts(), Phase.MEASURE, e),
-                    live);
-        }
-        return stop(measured, live);
+        return measureThenStop(backend, profile, launch.live(), target);
     }
 
     /**
@@ -121,12 +108,20 @@ final class StepRunner {
                 started.command().withTarget(target),
                 started.logRelative(),
                 started.facts());
+        return measureThenStop(backend, profile, live, target);
+    }
+
+    /** Measures a live server at {@code target}, then stops it, whatever the measurement did. */
+    private Scenario measureThenStop(Backend backend, EngineProfile profile, Live live, long target)
+            throws StepInterrupted {
         Scenario measured;
         try {
             measured = measure(backend, profile, live, target);
         } catch (InterruptedException e) {
             throw new StepInterrupted(interrupted(backend, live, target, Phase.MEASURE), e);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // A fault of ctxprobe's own, an OutOfMemoryError too, must still stop the server it started and leave a
+            // classified step.
             return stop(
                     clientError(backend, live.command(), target, live.logRelative(), live.facts(), Phase.MEASURE, e),
                     live);

@@ -11,7 +11,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
-/** Runs a query tool as a child process with a time limit, keeping at most a bounded amount of its output. */
+/**
+ * Runs a tool as a child process with a time limit, keeping at most a bounded amount of its output: the accelerator
+ * queries, and (run to their end) the commands of a cluster's scheduler.
+ */
 public final class ProcessCommandRunner implements CommandRunner {
 
     // A missing program: "error=2, No such file or directory" (JDK 17) or "error: 2 (No such file ...)" (JDK 25).
@@ -19,29 +22,49 @@ public final class ProcessCommandRunner implements CommandRunner {
 
     private final Duration timeout;
     private final int maxOutputBytes;
+    private final boolean toTheEnd;
+    private final String limitText;
 
+    /** A runner whose commands an interrupt cuts short ({@code interrupted}), for queries nothing depends on. */
     public ProcessCommandRunner(Duration timeout, int maxOutputBytes) {
+        this(timeout, maxOutputBytes, false, timeout.toMillis() + " ms");
+    }
+
+    private ProcessCommandRunner(Duration timeout, int maxOutputBytes, boolean toTheEnd, String limitText) {
         this.timeout = timeout;
         this.maxOutputBytes = maxOutputBytes;
+        this.toTheEnd = toTheEnd;
+        this.limitText = limitText;
+    }
+
+    /**
+     * A runner whose commands an interrupt does not cut short: one abandoned half way may still act (an
+     * {@code sbatch} may submit a job nobody knows of), so each runs to its end within {@code limit}, whole seconds,
+     * and an interrupt is kept for the caller. Its output is kept whole.
+     */
+    public static ProcessCommandRunner toTheEnd(Duration limit) {
+        return new ProcessCommandRunner(limit, Integer.MAX_VALUE, true, limit.toSeconds() + " s");
     }
 
     @Override
     public CommandResult run(List<String> command) {
         Path out = null;
         Path err = null;
+        // A command run to its end waits with the interrupt set aside, and hands it back when it returns.
+        boolean[] interrupted = {toTheEnd && Thread.interrupted()};
         try {
-            out = Files.createTempFile("ctxprobe-query", ".out");
-            err = Files.createTempFile("ctxprobe-query", ".err");
+            out = Files.createTempFile("ctxprobe-command", ".out");
+            err = Files.createTempFile("ctxprobe-command", ".err");
             // Output goes to files, never an undrained pipe, so a chatty tool cannot block on a full pipe.
             Process process = new ProcessBuilder(command)
                     .redirectOutput(out.toFile())
                     .redirectError(err.toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                     .start();
-            if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            if (!await(process, timeout.toNanos(), interrupted)) {
                 process.destroyForcibly();
-                process.waitFor(1, TimeUnit.SECONDS);
-                return CommandResult.failed(command, "no answer within " + timeout.toMillis() + " ms");
+                await(process, TimeUnit.SECONDS.toNanos(1), interrupted);
+                return CommandResult.failed(command, "no answer within " + limitText);
             }
             return CommandResult.exited(command, process.exitValue(), readCapped(out), readCapped(err));
         } catch (IOException e) {
@@ -49,11 +72,32 @@ public final class ProcessCommandRunner implements CommandRunner {
             boolean absent = NO_SUCH_PROGRAM.matcher(message).find();
             return CommandResult.failed(command, absent ? CommandResult.NOT_INSTALLED : message);
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+            interrupted[0] = true;
             return CommandResult.failed(command, "interrupted");
         } finally {
             delete(out);
             delete(err);
+            if (interrupted[0]) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
+     * Waits up to {@code nanos} for the process to exit, and says whether it did. An interrupt cuts the wait short
+     * unless commands run to their end: then it is noted in {@code interrupted[0]} and the wait goes on.
+     */
+    private boolean await(Process process, long nanos, boolean[] interrupted) throws InterruptedException {
+        long deadline = System.nanoTime() + nanos;
+        while (true) {
+            try {
+                return process.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                if (!toTheEnd) {
+                    throw e;
+                }
+                interrupted[0] = true;
+            }
         }
     }
 
@@ -70,7 +114,7 @@ public final class ProcessCommandRunner implements CommandRunner {
         try {
             Files.deleteIfExists(file);
         } catch (IOException e) {
-            // A temp file that cannot be deleted now is retried at exit; the query result still stands.
+            // A temp file that cannot be deleted now is retried at exit; the command's result still stands.
             file.toFile().deleteOnExit();
         }
     }

@@ -48,6 +48,14 @@ final class LogCopier {
     private volatile boolean finished;
     private volatile long readingSince;
 
+    /** Told when the output shows a ready line, while someone waits for one; null when nobody does. */
+    private volatile Runnable onReadyLine;
+
+    /** The end of the previous chunk, so that a ready line split across two reads is still seen. */
+    private final byte[] carry = new byte[ReadyLines.LONGEST - 1];
+
+    private int carrySize;
+
     /**
      * @param cap the most bytes the log file holds, marker included
      */
@@ -71,6 +79,18 @@ final class LogCopier {
     void start(InputStream output) {
         this.in = output;
         thread.start();
+    }
+
+    /**
+     * Calls {@code listener} (from the copying thread) each time the output shows one of the {@link ReadyLines},
+     * until {@link #stopWatching()}; the output is only scanned while someone listens.
+     */
+    void watchReadyLines(Runnable listener) {
+        onReadyLine = listener;
+    }
+
+    void stopWatching() {
+        onReadyLine = null;
     }
 
     /**
@@ -117,6 +137,10 @@ final class LogCopier {
                 if (n < 0) {
                     break;
                 }
+                Runnable listener = onReadyLine;
+                if (listener != null && sawReadyLine(chunk, n)) {
+                    listener.run();
+                }
                 synchronized (this) {
                     take(chunk, n);
                     if (available() == 0) {
@@ -143,6 +167,16 @@ final class LogCopier {
             }
             finished = true;
         }
+    }
+
+    private boolean sawReadyLine(byte[] chunk, int n) {
+        byte[] window = new byte[carrySize + n];
+        System.arraycopy(carry, 0, window, 0, carrySize);
+        System.arraycopy(chunk, 0, window, carrySize, n);
+        int keep = Math.min(carry.length, window.length);
+        System.arraycopy(window, window.length - keep, carry, 0, keep);
+        carrySize = keep;
+        return ReadyLines.in(window);
     }
 
     private int available() {

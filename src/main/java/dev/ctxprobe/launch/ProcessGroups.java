@@ -171,25 +171,22 @@ public final class ProcessGroups {
     }
 
     private static Proc proc(long pid, Path stat) {
-        String s;
-        try {
-            s = Files.readString(stat);
-        } catch (IOException e) {
-            return null;
-        }
-        int close = s.lastIndexOf(')');
-        if (close < 0) {
-            return null;
-        }
-        String[] f = s.substring(close + 2).split(" ");
-        if (f.length < 20 || f[0].equals("Z") || f[0].equals("X")) {
-            return null;
-        }
-        return new Proc(pid, Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[19]));
+        String[] f = liveStatFields(stat, 20);
+        return f == null ? null : new Proc(pid, Long.parseLong(f[2]), Long.parseLong(f[3]), Long.parseLong(f[19]));
     }
 
     // Fields 5 and 6 of /proc/PID/stat, counted after the command name, which may hold spaces and parentheses.
     private static long[] groupAndSession(Path stat) {
+        String[] f = liveStatFields(stat, 4);
+        return f == null ? null : new long[] {Long.parseLong(f[2]), Long.parseLong(f[3])};
+    }
+
+    /**
+     * The fields of /proc/PID/stat from the state on (field 3), split after the command name's last parenthesis
+     * since the name may hold spaces and parentheses; null when the file is gone, shorter than {@code least}
+     * fields, or the process is a zombie or dead.
+     */
+    private static String[] liveStatFields(Path stat, int least) {
         String s;
         try {
             s = Files.readString(stat);
@@ -201,10 +198,7 @@ public final class ProcessGroups {
             return null;
         }
         String[] f = s.substring(close + 2).split(" ");
-        if (f.length < 4 || f[0].equals("Z") || f[0].equals("X")) {
-            return null;
-        }
-        return new long[] {Long.parseLong(f[2]), Long.parseLong(f[3])};
+        return f.length < least || f[0].equals("Z") || f[0].equals("X") ? null : f;
     }
 
     private static boolean isNumber(String s) {

@@ -1,6 +1,7 @@
 package dev.ctxprobe.predict;
 
 import java.util.List;
+import java.util.function.Function;
 
 /** Rules and readings more than one engine shares. */
 final class Checks {
@@ -31,6 +32,90 @@ final class Checks {
         }
         f.input(found.name(), found.value(), Source.FLAG, flags.where());
         return Math.max(1, Math.toIntExact(Flags.number(found.value())));
+    }
+
+    /**
+     * The value flag {@code name} gives, as {@code parse} reads it ({@link Flags#number}, {@link Flags#decimal}),
+     * recorded as an input; null when the command gives none that reads.
+     */
+    static <T> T given(Flags flags, Facts f, String name, Function<String, T> parse) {
+        Flags.Found found = flags.find(name);
+        T value = found == null ? null : parse.apply(found.value());
+        if (value != null) {
+            f.input(name, found.value(), Source.FLAG, flags.where());
+        }
+        return value;
+    }
+
+    /**
+     * What is left for the KV cache on each device when the engine takes {@code fraction} ({@code fractionName}) of
+     * its memory and each of {@code ranks} ranks holds its share of the weights, shown in {@code lines} with the
+     * engine's {@code source}; null when the memory or the weights are not known.
+     */
+    static Long leftBesideWeights(
+            BackendSetup s,
+            double fraction,
+            String fractionName,
+            int ranks,
+            List<String> lines,
+            String what,
+            String source) {
+        Long memory = s.memoryPerDevice();
+        Long weights = s.weightsBytes();
+        if (memory == null || weights == null) {
+            return null;
+        }
+        long available = Math.round(memory * fraction) - weights / ranks;
+        lines.add("available for " + what + " per device: " + Format.gib(memory) + " x " + Format.decimal(fraction)
+                + " " + fractionName + " - " + Format.gib(weights) + " weights / " + ranks + " ranks = "
+                + Format.gib(available) + " (" + source + ")");
+        return available;
+    }
+
+    /** Whether the backend's env sets the switch {@code name} (see {@link #truthy}), recorded as an input when so. */
+    static boolean envSwitch(BackendSetup s, Facts f, String name) {
+        if (!truthy(s.env(name))) {
+            return false;
+        }
+        f.input(name, s.env(name), Source.FLAG, s.at() + ".env");
+        return true;
+    }
+
+    /**
+     * Whether {@code length} is a context a prompt can use. If not, why: the input {@code missing} when neither
+     * {@code flagText} nor the model config tells it, or a failed check when {@code lengthName} is below one token.
+     */
+    static boolean usableContext(
+            Long length, Facts f, List<Check> checks, String missing, String flagText, String lengthName) {
+        if (length == null) {
+            f.missing(missing, "neither " + flagText + " nor a length in the model config tells the context");
+            return false;
+        }
+        if (length < 1) {
+            checks.add(
+                    new Check(Bound.CONTEXT_FLAG, false, lengthName + " " + length + " leaves no room for a prompt"));
+            return false;
+        }
+        return true;
+    }
+
+    /**
+     * The model's own bound on a length the command sets: {@code length} at most the {@code derived} one, which
+     * {@code what} names; {@code refusal} says what the engine does when it is above (empty when not known).
+     */
+    static void modelLimit(
+            List<Check> checks,
+            String lengthText,
+            long length,
+            ModelConfig.Limit derived,
+            String what,
+            String refusal) {
+        boolean ok = length <= derived.tokens();
+        checks.add(new Check(
+                Bound.MODEL_CONFIG,
+                ok,
+                lengthText + (ok ? " <= " : " > ") + Format.tokens(derived.tokens()) + what + " ("
+                        + derived.explanation() + ")" + (ok ? "" : refusal)));
     }
 
     /** An environment switch set the way the engines read it ({@code 1} or {@code true}). */

@@ -1,6 +1,5 @@
 package dev.ctxprobe.predict;
 
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -8,26 +7,21 @@ import java.util.Map;
  * Engines whose KV sizing is not modelled (TensorRT-LLM, LMDeploy, TGI): the context flag, the model's own limit and
  * the profile's prompt rule, nothing about memory.
  */
-final class ConfigOnlyModel implements EngineModel {
+final class ConfigOnlyModel extends EngineModel {
     /** The flag that sets the context, per engine profile. */
     private static final Map<String, List<String>> CONTEXT_FLAGS = Map.of(
             "trtllm", List.of("--max_seq_len", "--max-seq-len"),
             "lmdeploy", List.of("--session-len"),
             "tgi", List.of("--max-total-tokens"));
 
-    private final BackendSetup s;
-
     ConfigOnlyModel(BackendSetup setup) {
-        this.s = setup;
+        super(setup);
     }
 
     @Override
-    public Evaluation evaluate(long target) {
-        Facts f = new Facts();
+    KvFit apply(long target, Flags flags, Facts f, List<Check> checks, List<String> details) {
         f.assume("KV memory is not modelled for " + s.backend.engine() + ": only the model-config bound and the"
                 + " prompt rule apply");
-        Flags flags = s.flagsAt(target);
-        List<Check> checks = new ArrayList<>();
         ModelConfig cfg = s.config();
         ModelConfig.Limit derived = cfg == null ? null : cfg.vllmMaxLength();
         List<String> names = CONTEXT_FLAGS.getOrDefault(s.backend.engine(), List.of());
@@ -36,27 +30,15 @@ final class ConfigOnlyModel implements EngineModel {
         if (given != null) {
             f.input(given.name(), given.value(), Source.FLAG, flags.where());
         }
-        if (length == null) {
-            f.missing(
-                    "context length",
-                    "neither the context flag " + String.join("/", names)
-                            + " nor a length in the model config tells the context");
-            return new Evaluation(target, checks, List.of(), null, f);
-        }
-        if (length < 1) {
-            checks.add(new Check(Bound.CONTEXT_FLAG, false, "context " + length + " leaves no room for a prompt"));
-            return new Evaluation(target, checks, List.of(), null, f);
+        if (!Checks.usableContext(
+                length, f, checks, "context length", "the context flag " + String.join("/", names), "context")) {
+            return null;
         }
         boolean follows = s.follows(names.toArray(String[]::new));
         String lengthText = "context " + Format.tokens(length) + " ("
                 + (given == null ? "the model's own length" : s.relation(target, length, follows)) + ")";
         if (derived != null && given != null) {
-            boolean ok = length <= derived.tokens();
-            checks.add(new Check(
-                    Bound.MODEL_CONFIG,
-                    ok,
-                    lengthText + (ok ? " <= " : " > ") + Format.tokens(derived.tokens()) + " (" + derived.explanation()
-                            + ")"));
+            Checks.modelLimit(checks, lengthText, length, derived, "", "");
         }
         long largest = s.profile.largestPrompt(length);
         boolean ok = target <= largest;
@@ -65,6 +47,6 @@ final class ConfigOnlyModel implements EngineModel {
                 ok,
                 "prompt " + Format.tokens(target) + (ok ? " <= " : " > ") + Format.tokens(largest)
                         + ", the largest prompt the engine accepts in a " + lengthText));
-        return new Evaluation(target, checks, List.of(), null, f);
+        return null;
     }
 }

@@ -5,7 +5,6 @@ import dev.ctxprobe.embedded.KvBudget;
 import dev.ctxprobe.embedded.ModelShape;
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -13,29 +12,22 @@ import java.util.List;
  * {@code --ctx-size} rounded up to 32, it must fit {@link KvBudget#of} the {@code --kv-memory} budget, and a prompt
  * plus one output token must fit the context.
  */
-final class EmbeddedModel implements EngineModel {
+final class EmbeddedModel extends EngineModel {
     private static final String DEFAULT_CTX = "4096";
     private static final String DEFAULT_BUDGET = "1GiB";
     private static final String DEFAULT_SHAPE = "micro";
 
-    private final BackendSetup s;
-
     EmbeddedModel(BackendSetup setup) {
-        this.s = setup;
+        super(setup);
     }
 
     @Override
-    public Evaluation evaluate(long target) {
-        Facts f = new Facts();
-        Flags flags = s.flagsAt(target);
-        List<Check> checks = new ArrayList<>();
-        List<String> details = new ArrayList<>();
-
+    KvFit apply(long target, Flags flags, Facts f, List<Check> checks, List<String> details) {
         String ctxText = value(flags, f, "--ctx-size", DEFAULT_CTX);
         Long ctxSize = Flags.number(ctxText);
         if (ctxSize == null || ctxSize < 1) {
             f.missing("--ctx-size", "'" + ctxText + "' is not a number of tokens");
-            return new Evaluation(target, checks, details, null, f);
+            return null;
         }
         long budgetBytes;
         String budgetText = value(flags, f, "--kv-memory", DEFAULT_BUDGET);
@@ -43,11 +35,11 @@ final class EmbeddedModel implements EngineModel {
             budgetBytes = KvBudget.parseSize(budgetText);
         } catch (IllegalArgumentException e) {
             f.missing("--kv-memory", e.getMessage());
-            return new Evaluation(target, checks, details, null, f);
+            return null;
         }
         ModelShape shape = shape(flags, f);
         if (shape == null) {
-            return new Evaluation(target, checks, details, null, f);
+            return null;
         }
         KvBudget budget = KvBudget.of(budgetBytes, shape);
         long ctx = KvBudget.roundCtx(Math.toIntExact(Math.min(ctxSize, Integer.MAX_VALUE)));
@@ -75,7 +67,7 @@ final class EmbeddedModel implements EngineModel {
                         + Format.tokens(ctx)));
         KvFit fit = new KvFit(
                 ctx, ctx * budget.bytesPerToken(), budgetBytes, budget.bytesPerToken(), 0, budget.capacityTokens());
-        return new Evaluation(target, checks, details, fit, f);
+        return fit;
     }
 
     private static String value(Flags flags, Facts f, String name, String fallback) {

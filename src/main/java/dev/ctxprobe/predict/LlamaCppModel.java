@@ -4,7 +4,6 @@ import dev.ctxprobe.embedded.GgufInfo;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
@@ -15,7 +14,7 @@ import java.util.Map;
  * it with "the slot context ... exceeds the training context of the model - capping"), and a prompt refused when
  * {@code n_tokens >= slot n_ctx} (exceed_context_size_error).
  */
-final class LlamaCppModel implements EngineModel {
+final class LlamaCppModel extends EngineModel {
     /** GGML_PAD(n_ctx, 256) in builds since PR #17046; older builds (b4748) pad to 32, 256 with flash attention. */
     static final long CTX_PADDING = 256;
 
@@ -34,22 +33,16 @@ final class LlamaCppModel implements EngineModel {
             "q5_0", new long[] {22, 32},
             "q5_1", new long[] {24, 32});
 
-    private final BackendSetup s;
     private Path loadedFile;
     private GgufInfo gguf;
     private String ggufProblem;
 
     LlamaCppModel(BackendSetup setup) {
-        this.s = setup;
+        super(setup);
     }
 
     @Override
-    public Evaluation evaluate(long target) {
-        Facts f = new Facts();
-        Flags flags = s.flagsAt(target);
-        List<Check> checks = new ArrayList<>();
-        List<String> details = new ArrayList<>();
-
+    KvFit apply(long target, Flags flags, Facts f, List<Check> checks, List<String> details) {
         Map<String, Object> meta = metadata(flags, f);
         String arch = meta == null ? null : String.valueOf(meta.get("general.architecture"));
         Long nCtxTrain = meta == null ? null : number(meta, arch + ".context_length");
@@ -72,7 +65,7 @@ final class LlamaCppModel implements EngineModel {
         }
         if (requested == null || requested < 0 || (requested == 0 && nCtxTrain == null)) {
             f.missing("n_ctx", "-c is not a number of tokens, or it is 0 and the GGUF's context_length is not known");
-            return new Evaluation(target, checks, details, null, f);
+            return null;
         }
         long asked = requested == 0 ? nCtxTrain : requested;
         long nCtx = KvLayers.roundUp(asked, CTX_PADDING);
@@ -132,7 +125,7 @@ final class LlamaCppModel implements EngineModel {
                         + (promptOk ? "" : ": the request is refused (exceed_context_size_error)")));
 
         KvFit fit = kvMemory(meta, arch, flags, f, nCtx, checks, details);
-        return new Evaluation(target, checks, details, fit, f);
+        return fit;
     }
 
     /** The KV cache bytes of the whole context, and a memory check when the machine's memory is known. */

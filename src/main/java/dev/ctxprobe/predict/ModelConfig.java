@@ -228,6 +228,12 @@ public final class ModelConfig {
         return n == null ? 128 : Math.toIntExact(n);
     }
 
+    /** Bytes of one token's indexer key in one layer: index_head_dim fp8 values and a 4-byte scale per 128 of them. */
+    long indexerKeyBytes() {
+        int index = indexHeadDim();
+        return index + index / 128 * 4L;
+    }
+
     /**
      * The compression ratio of each of the model's own layers (the entries past {@code num_hidden_layers} belong
      * to the multi-token-prediction layers).

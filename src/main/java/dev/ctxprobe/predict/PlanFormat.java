@@ -53,20 +53,13 @@ public final class PlanFormat {
         out.append(headline(p)).append('\n');
         out.append("  ").append(p.summary()).append('\n');
         section(out, "arithmetic", p.arithmetic());
-        if (!p.inputs().isEmpty()) {
-            out.append("  inputs:\n");
-            for (Input i : p.inputs()) {
-                out.append("    ")
-                        .append(i.name())
-                        .append(" = ")
-                        .append(i.value())
-                        .append("  (")
-                        .append(i.source().id())
-                        .append(": ")
-                        .append(i.where())
-                        .append(")\n");
-            }
-        }
+        section(
+                out,
+                "inputs",
+                p.inputs().stream()
+                        .map(i -> i.name() + " = " + i.value() + "  ("
+                                + i.source().id() + ": " + i.where() + ")")
+                        .toList());
         section(
                 out,
                 "missing",
@@ -102,15 +95,12 @@ public final class PlanFormat {
         }
         out.append("| backend | engine | predicted target | set by |\n|---|---|---:|---|\n");
         for (BackendPrediction p : plan.backends()) {
-            out.append("| ")
-                    .append(md(p.backend()))
-                    .append(" | ")
-                    .append(md(p.engine()))
-                    .append(" | ")
-                    .append(p.target() == null ? "none" : Format.tokens(p.target()))
-                    .append(" | ")
-                    .append(md(p.bound().label()))
-                    .append(" |\n");
+            row(
+                    out,
+                    md(p.backend()),
+                    md(p.engine()),
+                    p.target() == null ? "none" : Format.tokens(p.target()),
+                    md(p.bound().label()));
         }
         for (BackendPrediction p : plan.backends()) {
             out.append("\n## ").append(md(p.backend())).append("\n\n");
@@ -119,15 +109,7 @@ public final class PlanFormat {
             if (!p.inputs().isEmpty()) {
                 out.append("\n**Inputs**\n\n| input | value | source | where |\n|---|---|---|---|\n");
                 for (Input i : p.inputs()) {
-                    out.append("| ")
-                            .append(md(i.name()))
-                            .append(" | ")
-                            .append(md(i.value()))
-                            .append(" | ")
-                            .append(i.source().id())
-                            .append(" | ")
-                            .append(md(i.where()))
-                            .append(" |\n");
+                    row(out, md(i.name()), md(i.value()), i.source().id(), md(i.where()));
                 }
             }
             list(
@@ -157,6 +139,10 @@ public final class PlanFormat {
         for (String line : lines) {
             out.append("- ").append(md(line)).append('\n');
         }
+    }
+
+    private static void row(StringBuilder out, String... cells) {
+        out.append("| ").append(String.join(" | ", cells)).append(" |\n");
     }
 
     /** Pipes would end a table cell and a leading character could start markup: escape what Markdown reads. */

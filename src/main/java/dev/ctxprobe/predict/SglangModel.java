@@ -1,7 +1,6 @@
 package dev.ctxprobe.predict;
 
 import dev.ctxprobe.engine.EngineProfiles;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -10,7 +9,7 @@ import java.util.List;
  * accepted while it is shorter than {@code max_req_input_len = min(context_len - 1, max_total_num_tokens - 1) - 5}
  * (tp_worker.py; validate_input_length in scheduler.py refuses {@code len >= max_req_input_len}).
  */
-final class SglangModel implements EngineModel {
+final class SglangModel extends EngineModel {
     /** Tokens below min(context_len, max_total_num_tokens) a prompt cannot use: the -1, the -5 and the {@code >=}. */
     private static final long RESERVE = EngineProfiles.SGLANG_PROMPT_RESERVE;
 
@@ -19,25 +18,18 @@ final class SglangModel implements EngineModel {
     /** SGLang's DeepSeek-V4 defaults replace an unset ratio with 0.1 and unset max_running_requests with 256. */
     private static final double DSV4_SWA_RATIO = 0.1;
 
-    private static final int DSV4_MAX_RUNNING_REQUESTS = 256;
+    private static final long DSV4_MAX_RUNNING_REQUESTS = 256;
     private static final int FP8_DSA_LATENT_BYTES = 656;
 
-    private final BackendSetup s;
-
     SglangModel(BackendSetup setup) {
-        this.s = setup;
+        super(setup);
     }
 
     /** The token pool of one rank: bytes per token, request-scoped bytes, page size. */
     private record Pool(double bytesPerToken, long fixedBytes, long pageSize) {}
 
     @Override
-    public Evaluation evaluate(long target) {
-        Facts f = new Facts();
-        Flags flags = s.flagsAt(target);
-        List<Check> checks = new ArrayList<>();
-        List<String> details = new ArrayList<>();
-
+    KvFit apply(long target, Flags flags, Facts f, List<Check> checks, List<String> details) {
         int tp = Checks.count(flags, f, "--tp-size", "--tp", "--tensor-parallel-size");
         int pp = Checks.count(flags, f, "--pp-size", "--pipeline-parallel-size");
         Checks.devices(s, checks, tp * pp, "tensor-parallel " + tp + " x pipeline-parallel " + pp);
@@ -49,39 +41,19 @@ final class SglangModel implements EngineModel {
         if (given != null) {
             f.input("--context-length", given.value(), Source.FLAG, flags.where());
         }
-        if (length == null) {
-            f.missing(
-                    "context length",
-                    "neither --context-length in the command nor a length in the model config tells the context");
-            return new Evaluation(target, checks, details, null, f);
-        }
-        if (length < 1) {
-            checks.add(
-                    new Check(Bound.CONTEXT_FLAG, false, "context_length " + length + " leaves no room for a prompt"));
-            return new Evaluation(target, checks, details, null, f);
+        if (!Checks.usableContext(
+                length, f, checks, "context length", "--context-length in the command", "context_length")) {
+            return null;
         }
         boolean follows = s.follows("--context-length");
         String relation =
                 given == null ? "SGLang's default: the model's context length" : s.relation(target, length, follows);
         String lengthText = "context_length " + Format.tokens(length) + " (" + relation + ")";
 
-        if (derived != null && given != null) {
-            if (Checks.truthy(s.env("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"))) {
-                f.input(
-                        "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN",
-                        s.env("SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"),
-                        Source.FLAG,
-                        s.at() + ".env");
-            } else {
-                // python/sglang/srt/configs/model_config.py refuses a context_length above the derived one.
-                boolean ok = length <= derived.tokens();
-                checks.add(new Check(
-                        Bound.MODEL_CONFIG,
-                        ok,
-                        lengthText + (ok ? " <= " : " > ") + Format.tokens(derived.tokens())
-                                + ", the model's context length (" + derived.explanation() + ")"
-                                + (ok ? "" : ": SGLang refuses to start")));
-            }
+        if (derived != null && given != null && !Checks.envSwitch(s, f, "SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN")) {
+            // python/sglang/srt/configs/model_config.py refuses a context_length above the derived one.
+            Checks.modelLimit(
+                    checks, lengthText, length, derived, ", the model's context length", ": SGLang refuses to start");
         }
 
         boolean reserveOk = target <= s.profile.largestPrompt(length);
@@ -122,7 +94,7 @@ final class SglangModel implements EngineModel {
                     "prompt " + Format.tokens(target) + (ok ? " <= " : " > ") + "max_total_num_tokens "
                             + Format.tokens(tokens) + " - " + RESERVE + " (the token pool)"));
         }
-        return new Evaluation(target, checks, details, fit, f);
+        return fit;
     }
 
     /** Bytes per pool token on one rank, as the configurator for the model's layout computes them. */
@@ -175,8 +147,7 @@ final class SglangModel implements EngineModel {
                 // calculate_mla_kv_cache_dim: fp8 stores kv_lora_rank + its scales + a bf16 rope part.
                 boolean fp8 = Flags.lower(dtypeName).startsWith("fp8");
                 long latent = fp8 ? FP8_DSA_LATENT_BYTES : (long) (cfg.kvLoraRank() + cfg.ropeHeadDim()) * kvSize;
-                int index = cfg.indexHeadDim();
-                long indexer = index + index / 128 * 4L;
+                long indexer = cfg.indexerKeyBytes();
                 cell = (double) (latent + indexer) * layers;
                 lines.add("cell (DefaultPoolConfigurator, DSA): (latent " + Format.decimal(latent) + " B + indexer "
                         + indexer + " B) x " + layers + " layers = " + Format.decimal(cell) + " B per token");
@@ -205,7 +176,7 @@ final class SglangModel implements EngineModel {
         int nope = cfg.headDim() - rope;
         long kvBytes = nope + rope * 2L + 8;
         int index = cfg.indexHeadDim();
-        long indexerBytes = index + index / 128 * 4L;
+        long indexerBytes = cfg.indexerKeyBytes();
         long window = cfg.slidingWindow() == null ? 128 : cfg.slidingWindow();
         double ratio = swaRatio(flags, f, DSV4_SWA_RATIO, "SGLang's DeepSeek-V4 default (0.8 for other models)");
         Flags.Found spec = flags.find("--speculative-algorithm");
@@ -239,12 +210,8 @@ final class SglangModel implements EngineModel {
             lines.add("x (" + all + " + 1 draft layer) / " + all + " for the speculative draft = "
                     + Format.decimal(perToken) + " B");
         }
-        Flags.Found mrr = flags.find("--max-running-requests");
-        long requests;
-        if (mrr != null && Flags.number(mrr.value()) != null) {
-            requests = Flags.number(mrr.value());
-            f.input("--max-running-requests", mrr.value(), Source.FLAG, flags.where());
-        } else {
+        Long requests = Checks.given(flags, f, "--max-running-requests", Flags::number);
+        if (requests == null) {
             requests = DSV4_MAX_RUNNING_REQUESTS;
             f.input("--max-running-requests", "256", Source.DEFAULT, "SGLang's DeepSeek-V4 default");
         }
@@ -269,20 +236,18 @@ final class SglangModel implements EngineModel {
     }
 
     private double swaRatio(Flags flags, Facts f, double fallback, String why) {
-        Flags.Found r = flags.find("--swa-full-tokens-ratio");
-        if (r != null && Flags.decimal(r.value()) != null) {
-            f.input("--swa-full-tokens-ratio", r.value(), Source.FLAG, flags.where());
-            return Flags.decimal(r.value());
+        Double given = Checks.given(flags, f, "--swa-full-tokens-ratio", Flags::decimal);
+        if (given != null) {
+            return given;
         }
         f.input("--swa-full-tokens-ratio", Format.decimal(fallback), Source.DEFAULT, why);
         return fallback;
     }
 
     private long pageSize(Flags flags, Facts f, long fallback) {
-        Flags.Found p = flags.find("--page-size");
-        if (p != null && Flags.number(p.value()) != null) {
-            f.input("--page-size", p.value(), Source.FLAG, flags.where());
-            return Flags.number(p.value());
+        Long given = Checks.given(flags, f, "--page-size", Flags::number);
+        if (given != null) {
+            return given;
         }
         f.input(
                 "--page-size",
@@ -311,27 +276,28 @@ final class SglangModel implements EngineModel {
 
     /** Memory for the pool per device: what is free after the weights, less total x (1 - mem_fraction_static). */
     private Long available(Flags flags, Facts f, int tp, int pp, List<String> lines) {
-        Long memory = s.memoryPerDevice();
-        Long weights = s.weightsBytes();
-        Flags.Found frac = flags.find("--mem-fraction-static");
-        if (frac == null || Flags.decimal(frac.value()) == null) {
+        // Looked up even when the fraction is missing, so that the plan lists whatever else is missing too.
+        s.memoryPerDevice();
+        s.weightsBytes();
+        Double fraction = Checks.given(flags, f, "--mem-fraction-static", Flags::decimal);
+        if (fraction == null) {
             f.missing(
                     "--mem-fraction-static",
                     "SGLang derives it from the device memory and the TP size when the command does not give it:"
                             + " pass --mem-fraction-static in the command");
             return null;
         }
-        double fraction = Flags.decimal(frac.value());
-        f.input("--mem-fraction-static", frac.value(), Source.FLAG, flags.where());
-        if (memory == null || weights == null) {
+        Long available = Checks.leftBesideWeights(
+                s,
+                fraction,
+                "mem_fraction_static",
+                tp * pp,
+                lines,
+                "the pool",
+                "model_runner_kv_cache_mixin.py: free memory after loading - total x (1 - mem_fraction_static)");
+        if (available == null) {
             return null;
         }
-        int ranks = tp * pp;
-        long available = Math.round(memory * fraction) - weights / ranks;
-        lines.add("available for the pool per device: " + Format.gib(memory) + " x " + Format.decimal(fraction)
-                + " mem_fraction_static - " + Format.gib(weights) + " weights / " + ranks + " ranks = "
-                + Format.gib(available) + " (model_runner_kv_cache_mixin.py: free memory after loading - total x"
-                + " (1 - mem_fraction_static))");
         f.assume("memory SGLang's processes hold before the weights load (CUDA context, communication buffers) is"
                 + " not known before a launch and counts as 0: a KV-memory bound is an upper bound");
         return available;

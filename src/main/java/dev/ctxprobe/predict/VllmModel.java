@@ -11,7 +11,7 @@ import java.util.List;
  * limit, the prompt rule, and whether one request of that length fits the KV memory
  * ({@code check_enough_kv_cache_memory}, vllm/v1/core/kv_cache_utils.py).
  */
-final class VllmModel implements EngineModel {
+final class VllmModel extends EngineModel {
     /** vLLM's default since it was raised from 0.9; an experiment should pass it explicitly. */
     private static final double DEFAULT_GPU_MEMORY_UTILIZATION = 0.92;
 
@@ -23,19 +23,12 @@ final class VllmModel implements EngineModel {
     // vllm/v1/attention/backends/mla/flashmla_sparse.py: the fp8_ds_mla layout of DeepSeek-V3.2's latent.
     private static final int FP8_DS_MLA_TOKEN_BYTES = 656;
 
-    private final BackendSetup s;
-
     VllmModel(BackendSetup setup) {
-        this.s = setup;
+        super(setup);
     }
 
     @Override
-    public Evaluation evaluate(long target) {
-        Facts f = new Facts();
-        Flags flags = s.flagsAt(target);
-        List<Check> checks = new ArrayList<>();
-        List<String> details = new ArrayList<>();
-
+    KvFit apply(long target, Flags flags, Facts f, List<Check> checks, List<String> details) {
         int tp = Checks.count(flags, f, "--tensor-parallel-size", "-tp");
         int pp = Checks.count(flags, f, "--pipeline-parallel-size", "-pp");
         int dcp = Checks.count(flags, f, "--decode-context-parallel-size", "-dcp");
@@ -79,44 +72,32 @@ final class VllmModel implements EngineModel {
             relation = length == null ? "unreadable" : s.relation(target, length, s.follows("--max-model-len"));
             f.input("--max-model-len", given.value(), Source.FLAG, flags.where());
         }
-        if (length == null) {
-            f.missing(
-                    "max_model_len",
-                    "neither --max-model-len in the command nor a length in the model config tells the context");
-            return new Evaluation(target, checks, details, null, f);
-        }
-        if (length < 1) {
-            boolean auto = given != null
-                    && (given.value().equals("auto") || given.value().equals("-1"));
+        if (length != null
+                && length < 1
+                && given != null
+                && (given.value().equals("auto") || given.value().equals("-1"))) {
             checks.add(new Check(
-                    auto ? Bound.KV_MEMORY : Bound.CONTEXT_FLAG,
+                    Bound.KV_MEMORY,
                     false,
-                    auto
-                            ? "not one block of KV cache fits (vLLM: \"Cannot auto-fit max_model_len: not enough GPU"
-                                    + " memory available to serve even a single token\")"
-                            : "max_model_len " + length + " leaves no room for a prompt"));
-            return new Evaluation(target, checks, details, null, f);
+                    "not one block of KV cache fits (vLLM: \"Cannot auto-fit max_model_len: not enough GPU memory"
+                            + " available to serve even a single token\")"));
+            return null;
+        }
+        if (!Checks.usableContext(
+                length, f, checks, "max_model_len", "--max-model-len in the command", "max_model_len")) {
+            return null;
         }
         String lengthText = "max_model_len " + Format.tokens(length) + " (" + relation + ")";
 
-        if (derived != null && given != null) {
-            boolean allowed = Checks.truthy(s.env("VLLM_ALLOW_LONG_MAX_MODEL_LEN"));
-            if (allowed) {
-                f.input(
-                        "VLLM_ALLOW_LONG_MAX_MODEL_LEN",
-                        s.env("VLLM_ALLOW_LONG_MAX_MODEL_LEN"),
-                        Source.FLAG,
-                        s.at() + ".env");
-            } else {
-                // vllm/config/model.py _get_and_verify_max_len refuses a length above the derived one.
-                boolean ok = length <= derived.tokens();
-                checks.add(new Check(
-                        Bound.MODEL_CONFIG,
-                        ok,
-                        lengthText + (ok ? " <= " : " > ") + Format.tokens(derived.tokens())
-                                + ", the model's derived max_model_len (" + derived.explanation() + ")"
-                                + (ok ? "" : ": vLLM refuses to start")));
-            }
+        if (derived != null && given != null && !Checks.envSwitch(s, f, "VLLM_ALLOW_LONG_MAX_MODEL_LEN")) {
+            // vllm/config/model.py _get_and_verify_max_len refuses a length above the derived one.
+            Checks.modelLimit(
+                    checks,
+                    lengthText,
+                    length,
+                    derived,
+                    ", the model's derived max_model_len",
+                    ": vLLM refuses to start");
         }
 
         // vLLM accepts a prompt while prompt + max_tokens <= max_model_len; the profile's rule is for one token.
@@ -145,7 +126,7 @@ final class VllmModel implements EngineModel {
                     + " (the largest max_model_len whose KV cache fits, by binary search as vLLM's"
                     + " estimate_max_model_len)");
         }
-        return new Evaluation(target, checks, details, fit, f);
+        return fit;
     }
 
     /** The KV cache of one rank, layer group by group; null (and noted) for a layout vLLM's rules are not known for. */
@@ -217,7 +198,7 @@ final class VllmModel implements EngineModel {
                 int layers = perStage(cfg.layers(), pp);
                 long latent = fp8 ? FP8_DS_MLA_TOKEN_BYTES : (long) (cfg.kvLoraRank() + cfg.ropeHeadDim()) * dtype;
                 int index = cfg.indexHeadDim();
-                long indexer = index + index / 128 * 4L;
+                long indexer = cfg.indexerKeyBytes();
                 groups.add(new Full(
                         "MLA latent" + (fp8 ? " in the fp8_ds_mla layout: " + latent + " B" : ": " + latent + " B")
                                 + " + indexer keys " + indexer + " B (" + index + " fp8 + scales) = "
@@ -276,8 +257,7 @@ final class VllmModel implements EngineModel {
                     1));
         }
         if (c4 > 0) {
-            int index = cfg.indexHeadDim();
-            long indexer = index + index / 128 * 4L;
+            long indexer = cfg.indexerKeyBytes();
             long page = KvLayers.roundUp(block / 4 * indexer, DSV4_PAGE_ALIGNMENT);
             groups.add(new Full(
                     "indexer keys (ratio 4): " + c4 + " layers x " + indexer + " B per 4 tokens, " + Format.bytes(page)
@@ -293,10 +273,9 @@ final class VllmModel implements EngineModel {
     }
 
     private long blockSize(Flags flags, Facts f, ModelConfig.Layout layout) {
-        Flags.Found b = flags.find("--block-size");
-        if (b != null && Flags.number(b.value()) != null) {
-            f.input("--block-size", b.value(), Source.FLAG, flags.where());
-            return Flags.number(b.value());
+        Long given = Checks.given(flags, f, "--block-size", Flags::number);
+        if (given != null) {
+            return given;
         }
         if (layout == ModelConfig.Layout.DEEPSEEK_V4) {
             f.input("--block-size", "256", Source.DEFAULT, "not in the command");
@@ -309,10 +288,9 @@ final class VllmModel implements EngineModel {
     }
 
     private long batchedTokens(Flags flags, Facts f) {
-        Flags.Found b = flags.find("--max-num-batched-tokens");
-        if (b != null && Flags.number(b.value()) != null) {
-            f.input("--max-num-batched-tokens", b.value(), Source.FLAG, flags.where());
-            return Flags.number(b.value());
+        Long given = Checks.given(flags, f, "--max-num-batched-tokens", Flags::number);
+        if (given != null) {
+            return given;
         }
         Long memory = s.memoryPerDevice();
         // vllm/engine/arg_utils.py _set_default_args: the API server batches 8192 tokens on devices of 70 GiB or
@@ -348,19 +326,13 @@ final class VllmModel implements EngineModel {
 
     /** Memory the KV cache may use per device, or null (inputs missing). */
     private Long available(Flags flags, Facts f, int tp, int pp, List<String> details) {
-        Flags.Found direct = flags.find("--kv-cache-memory-bytes");
-        if (direct != null && Flags.number(direct.value()) != null) {
-            long bytes = Flags.number(direct.value());
-            f.input("--kv-cache-memory-bytes", direct.value(), Source.FLAG, flags.where());
+        Long bytes = Checks.given(flags, f, "--kv-cache-memory-bytes", Flags::number);
+        if (bytes != null) {
             details.add("available for the KV cache per device: " + Format.gib(bytes) + " (--kv-cache-memory-bytes)");
             return bytes;
         }
-        Flags.Found u = flags.find("--gpu-memory-utilization");
-        double util;
-        if (u != null && Flags.decimal(u.value()) != null) {
-            util = Flags.decimal(u.value());
-            f.input("--gpu-memory-utilization", u.value(), Source.FLAG, flags.where());
-        } else {
+        Double util = Checks.given(flags, f, "--gpu-memory-utilization", Flags::decimal);
+        if (util == null) {
             util = DEFAULT_GPU_MEMORY_UTILIZATION;
             f.input(
                     "--gpu-memory-utilization",
@@ -368,17 +340,17 @@ final class VllmModel implements EngineModel {
                     Source.DEFAULT,
                     "current vLLM's default (0.9 in older releases): pass it explicitly");
         }
-        Long memory = s.memoryPerDevice();
-        Long weights = s.weightsBytes();
-        if (memory == null || weights == null) {
+        Long available = Checks.leftBesideWeights(
+                s,
+                util,
+                "gpu_memory_utilization",
+                tp * pp,
+                details,
+                "the KV cache",
+                "vllm/v1/worker/gpu_worker.py determine_available_memory, less what its profile run measures");
+        if (available == null) {
             return null;
         }
-        int ranks = tp * pp;
-        long available = Math.round(memory * util) - weights / ranks;
-        details.add("available for the KV cache per device: " + Format.gib(memory) + " x " + Format.decimal(util)
-                + " gpu_memory_utilization - " + Format.gib(weights) + " weights / " + ranks + " ranks = "
-                + Format.gib(available) + " (vllm/v1/worker/gpu_worker.py determine_available_memory, less what"
-                + " its profile run measures)");
         f.assume("the activation peak, CUDA graphs and communication buffers vLLM measures at startup are not known"
                 + " before a launch and count as 0: a KV-memory bound is an upper bound");
         return available;

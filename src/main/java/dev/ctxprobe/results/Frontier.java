@@ -43,30 +43,6 @@ public record Frontier(
         nonMonotonic = nonMonotonic == null ? List.of() : List.copyOf(nonMonotonic);
     }
 
-    /** An answer without a prediction. */
-    public Frontier(
-            Long maxOkTarget,
-            Long minFailedTarget,
-            Double bracketRatio,
-            int launches,
-            Long predictedMax,
-            List<Long> nonMonotonic,
-            String mode,
-            String strategy,
-            String stoppedBecause) {
-        this(
-                maxOkTarget,
-                minFailedTarget,
-                bracketRatio,
-                launches,
-                predictedMax,
-                nonMonotonic,
-                mode,
-                strategy,
-                stoppedBecause,
-                null);
-    }
-
     /** One launched step as the answer sees it. */
     public record Attempt(long target, Outcome outcome) {}
 
@@ -106,7 +82,7 @@ public record Frontier(
         } else if (stopped == null && maxOk == null && minFailed != null) {
             stopped = NOTHING_FITS;
         }
-        return new Frontier(maxOk, minFailed, ratio, attempts.size(), null, nonMonotonic, null, null, stopped);
+        return new Frontier(maxOk, minFailed, ratio, attempts.size(), null, nonMonotonic, null, null, stopped, null);
     }
 
     /** The answer the launched steps of one backend show (a file without a frontier section, such as a seed). */

@@ -23,7 +23,7 @@ public final class Bench {
               --streams LIST    timing concurrencies (default 1,64,1000)
               --prompts LIST    timing prompt sizes in tokens, k/M suffixes allowed (default 1k,128k,1M)
               --events N        timing events per stream (default 8)
-              --xmx SIZE        memory: also run the client with this -Xmx (default: only the JVM's own default)
+              --xmx SIZE        memory: also run ./ctxprobe with CTXPROBE_JAVA_OPTS=-XmxSIZE
               --no-embedded     economy: skip the embedded-engine (demo) runs
             """;
 

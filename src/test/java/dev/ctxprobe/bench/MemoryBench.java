@@ -1,9 +1,8 @@
 package dev.ctxprobe.bench;
 
-import dev.ctxprobe.client.TokenRange;
-import dev.ctxprobe.testengine.TestEngines;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,62 +10,91 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Client memory: one child JVM per prompt, started as {@code ./ctxprobe} starts ctxprobe (no {@code -Xmx} unless
- * asked), sends one 1M or 10M-token prompt through the real client to a server that discards the body, and
- * reports its peak resident memory.
+ * ctxprobe's memory as a user runs it: {@code ./ctxprobe run} of one prompt (128k, 1M, 4M, 10M tokens) to the test
+ * engine (a separate child process, whose memory is not counted), its peak resident set ({@code VmHWM}) read from
+ * {@code /proc/PID/status} every 5 ms until it exits (the peak only grows, so the last read is the peak but for what
+ * the last 5 ms added). Each size runs the script, then the old script's command line (java -jar without the
+ * start-up and footprint flags), alternating, on the same build; {@code --xmx} adds the script with that heap.
  */
 final class MemoryBench {
 
-    private static final long[] TOKENS = {1_000_000, 10_000_000};
+    private static final long[] TOKENS = {128_000, 1_000_000, 4_000_000, 10_000_000};
+
+    /** Issue 17: at most these MB at 128k, 1M, 4M and 10M tokens. */
+    private static final long[] BAR_MB = {64, 110, 200, 400};
 
     private MemoryBench() {}
 
     static List<Figure> run(Bench.Options options) throws Exception {
-        List<Figure> figures = new ArrayList<>();
-        List<String> heaps = new ArrayList<>();
-        heaps.add(null);
-        if (options.xmx() != null) {
-            heaps.add(options.xmx());
+        Path dir = Files.createTempDirectory("ctxprobe-bench-memory");
+        try {
+            return runIn(dir, options);
+        } finally {
+            Bench.deleteTree(dir);
         }
-        try (StampingServer server = new StampingServer(TokenRange.DEFAULT, 1, 0, 0)) {
-            for (String heap : heaps) {
-                for (long tokens : TOKENS) {
-                    figures.add(Bench.emit(measure(server.baseUrl(), tokens, heap)));
-                }
+    }
+
+    private static List<Figure> runIn(Path dir, Bench.Options options) throws IOException, InterruptedException {
+        // Builds the jar and the AOT cache if they are not there, so no run below pays for them.
+        int code = UserRuns.start(List.of(UserRuns.script().toString(), "--version"), Map.of(), dir.resolve("v.log"))
+                .waitFor();
+        if (code != 0) {
+            throw new IllegalStateException("./ctxprobe --version failed; see " + dir.resolve("v.log"));
+        }
+        List<Figure> figures = new ArrayList<>();
+        for (int i = 0; i < TOKENS.length; i++) {
+            long tokens = TOKENS[i];
+            Path exp = UserRuns.experiment(dir, "memory" + tokens, tokens);
+            Path out = dir.resolve("out");
+            figures.add(measure("./ctxprobe run", UserRuns.scriptRun(exp, out), Map.of(), dir, tokens, BAR_MB[i]));
+            figures.add(measure(
+                    "java -jar (old script's flags)", UserRuns.plainRun(exp, out), Map.of(), dir, tokens, BAR_MB[i]));
+            if (options.xmx() != null) {
+                figures.add(measure(
+                        "./ctxprobe run, CTXPROBE_JAVA_OPTS=-Xmx" + options.xmx(),
+                        UserRuns.scriptRun(exp, out),
+                        Map.of("CTXPROBE_JAVA_OPTS", "-Xmx" + options.xmx()),
+                        dir,
+                        tokens,
+                        BAR_MB[i]));
             }
         }
         return figures;
     }
 
-    private static Figure measure(String baseUrl, long tokens, String xmx) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(
-                List.of(TestEngines.javaBin(), "--enable-native-access=ALL-UNNAMED", "-Djava.awt.headless=true"));
-        if (xmx != null) {
-            cmd.add("-Xmx" + xmx);
-        }
-        cmd.addAll(
-                List.of("-cp", TestEngines.classpath(), MemoryClient.class.getName(), baseUrl, Long.toString(tokens)));
-        Process child = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        String out;
+    private static Figure measure(
+            String how, List<String> argv, Map<String, String> env, Path dir, long tokens, long barMb)
+            throws IOException, InterruptedException {
+        Path log = dir.resolve("run.log");
+        double load = UserRuns.load1();
+        long t0 = System.nanoTime();
+        Process run = UserRuns.start(argv, env, log);
+        long peakKb = 0;
         try {
-            out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-            if (!child.waitFor(5, TimeUnit.MINUTES) || child.exitValue() != 0) {
-                throw new IllegalStateException("memory client for " + tokens + " tokens failed: " + out);
+            while (run.isAlive()) {
+                peakKb = Math.max(peakKb, UserRuns.statusKb(run.pid(), "VmHWM"));
+                if (run.waitFor(5, TimeUnit.MILLISECONDS)) {
+                    break;
+                }
+                if (System.nanoTime() - t0 > TimeUnit.MINUTES.toNanos(10)) {
+                    throw new IllegalStateException(how + " with " + tokens + " tokens ran over 10 minutes");
+                }
             }
         } finally {
-            child.destroyForcibly();
+            run.destroyForcibly();
         }
-        String[] f = out.lines().reduce((a, b) -> b).orElseThrow().split(" ");
-        if (!Boolean.parseBoolean(f[1])) {
-            throw new IllegalStateException("the " + tokens + "-token request failed: " + out);
+        double wallS = (System.nanoTime() - t0) / 1e9;
+        String said = Files.readString(log);
+        if (run.exitValue() != 0 || !said.contains(" ok ")) {
+            throw new IllegalStateException(how + " with " + tokens + " tokens did not measure an ok step: " + said);
         }
-        double peakMb = Long.parseLong(f[3]) / 1024.0;
-        long limitMb = tokens <= 1_000_000 ? 256 : 512;
+        double peakMb = peakKb / 1024.0;
         Map<String, Object> params = new LinkedHashMap<>();
         params.put("prompt_tokens", Bench.tokenLabel(tokens));
-        params.put("heap", xmx == null ? "default(max " + f[4] + "MB)" : "-Xmx" + xmx);
-        params.put("send_ms", Figure.round(Double.parseDouble(f[2])));
-        return new Figure(
-                "memory", "peak_rss_mb", params, Figure.single(peakMb), "MB", "< " + limitMb + " MB", peakMb < limitMb);
+        params.put("command", how);
+        params.put("wall_s", Figure.round(wallS));
+        params.put("load1", load);
+        return Bench.emit(new Figure(
+                "memory", "peak_rss_mb", params, Figure.single(peakMb), "MB", "<= " + barMb + " MB", peakMb <= barMb));
     }
 }

@@ -32,6 +32,51 @@ class OutOfMemoryIT {
         FaultRuns.killMarked(dir.resolve("out"));
     }
 
+    /**
+     * The search's first step of an {@code auto_first} backend measures a server that fitted its own length: the same
+     * error there must stop that server too.
+     */
+    @Test
+    void anOutOfMemoryErrorInASelfSizedFirstStepStopsItsServer() throws Exception {
+        Path exp = TestExperiments.write(
+                dir,
+                "oom_auto",
+                "  strategy: frontier\n  frontier: {min: 1000, max: 4000, precision: 0.01, align: 256, max_launches: 3}\n",
+                "  output_len: 1\n  num_prompts: 1\n  max_concurrency: 1\n  request_rate: 10000\n  warmup: 0\n",
+                "{startup_s: 20, request_s: 30, shutdown_s: 2}",
+                "limits: {response_mib: 4096}\n",
+                List.of(new TestExperiments.Backend("endless", "vllm", null, "--fault endless-json")));
+        Files.writeString(
+                exp, Files.readString(exp).replace("    engine: vllm\n", "    engine: vllm\n    auto_first: true\n"));
+        Path out = dir.resolve("out");
+        ctxprobe = FaultRuns.startCtxprobe(
+                dir.resolve("ctxprobe.log"),
+                Map.of(),
+                List.of("-Xmx64m"),
+                "run",
+                exp.toString(),
+                "--out",
+                out.toString());
+        assertThat(ctxprobe.waitFor(90, TimeUnit.SECONDS)).isTrue();
+
+        String output = Files.readString(dir.resolve("ctxprobe.log"));
+        assertThat(ctxprobe.exitValue()).as(output).isZero();
+        Path runDir = FaultRuns.runDir(out, "oom_auto").orElseThrow();
+        JsonNode doc = FaultRuns.results(runDir);
+        JsonNode step = doc.get("scenarios").get(0);
+        assertThat(step.get("outcome").asString()).as(step.toString()).isEqualTo("client_error");
+        assertThat(step.get("error").asString()).contains("it ran out of memory: Java heap space");
+        // Judged where it happened, with the server's log, and that server stopped by the step, not only at exit.
+        assertThat(step.get("failure").get("phase").asString())
+                .as(step.toString())
+                .isEqualTo("measure");
+        assertThat(step.get("server").get("ended").get("reason").asString())
+                .as(step.toString())
+                .isEqualTo("stopped");
+        FaultRuns.assertGroupsGone(FaultRuns.serverGroups(doc));
+        assertThat(FaultRuns.markedProcesses(runDir)).isEmpty();
+    }
+
     @Test
     void anOutOfMemoryErrorIsAClientErrorWithItsCauseAndStopsTheServer() throws Exception {
         Path exp = FaultRuns.write(

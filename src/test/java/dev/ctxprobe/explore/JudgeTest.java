@@ -7,6 +7,7 @@ import dev.ctxprobe.client.RequestRecord;
 import dev.ctxprobe.engine.EngineProfiles;
 import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.engine.Phase;
+import dev.ctxprobe.engine.ServedCapacity;
 import dev.ctxprobe.launch.Readiness;
 import dev.ctxprobe.launch.Termination;
 import java.time.Duration;
@@ -63,7 +64,9 @@ class JudgeTest {
                 List.of(),
                 List.of(r),
                 List.of("INFO:     Started server process [123]", "RuntimeError: CUDA error: an illegal memory access"),
-                ended));
+                ended,
+                ServedCapacity.NONE,
+                0));
     }
 
     @Test
@@ -211,7 +214,9 @@ class JudgeTest {
                 List.of(refused),
                 List.of(),
                 List.of(),
-                null));
+                null,
+                ServedCapacity.NONE,
+                0));
         assertThat(f.orElseThrow().phase()).isEqualTo(Phase.WARMUP);
     }
 

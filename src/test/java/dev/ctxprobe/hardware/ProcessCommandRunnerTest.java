@@ -42,4 +42,28 @@ class ProcessCommandRunnerTest {
         assertThat(r.succeeded()).isFalse();
         assertThat(r.failure()).isEqualTo("sleep: no answer within 300 ms");
     }
+
+    @Test
+    void anInterruptCutsACommandShortUnlessItRunsToTheEnd() {
+        List<String> command = List.of("sh", "-c", "sleep 0.3; echo done");
+        Thread.currentThread().interrupt();
+        CommandResult cut = runner.run(command);
+        assertThat(Thread.interrupted()).isTrue();
+        assertThat(cut.failure()).isEqualTo("sh: interrupted");
+
+        Thread.currentThread().interrupt();
+        CommandResult whole =
+                ProcessCommandRunner.toTheEnd(Duration.ofSeconds(5)).run(command);
+        assertThat(Thread.interrupted())
+                .as("the interrupt is kept for the caller")
+                .isTrue();
+        assertThat(whole.succeeded()).isTrue();
+        assertThat(whole.stdout()).isEqualTo("done\n");
+    }
+
+    @Test
+    void aCommandRunToTheEndStillStopsAtItsLimit() {
+        CommandResult r = ProcessCommandRunner.toTheEnd(Duration.ofSeconds(1)).run(List.of("sleep", "30"));
+        assertThat(r.failure()).isEqualTo("sleep: no answer within 1 s");
+    }
 }

@@ -29,7 +29,7 @@ class FrontierLineTest {
 
     @Test
     void theLineMatchesTheDocumentedExample() {
-        Frontier f = new Frontier(998_912L, 1_001_216L, 0.0023, 5, null, List.of(), null, null, null);
+        Frontier f = new Frontier(998_912L, 1_001_216L, 0.0023, 5, null, List.of(), null, null, null, null);
         List<Scenario> steps = List.of(ok(998_912, 3_700), failed(1_001_216, FailureClass.KV_INSUFFICIENT));
 
         assertThat(FrontierLine.line("vllm", 6, f, steps))
@@ -38,12 +38,14 @@ class FrontierLineTest {
 
     @Test
     void theLineCoversEveryOutcome() {
-        Frontier all = new Frontier(1_048_576L, null, null, 1, null, List.of(), null, null, Frontier.FULL_RANGE_FITS);
-        Frontier none = new Frontier(null, 65_536L, null, 2, null, List.of(), null, null, Frontier.NOTHING_FITS);
-        Frontier busy = new Frontier(null, null, null, 1, null, List.of(), null, null, "port_busy");
+        Frontier all =
+                new Frontier(1_048_576L, null, null, 1, null, List.of(), null, null, Frontier.FULL_RANGE_FITS, null);
+        Frontier none = new Frontier(null, 65_536L, null, 2, null, List.of(), null, null, Frontier.NOTHING_FITS, null);
+        Frontier busy = new Frontier(null, null, null, 1, null, List.of(), null, null, "port_busy", null);
         Frontier budget =
-                new Frontier(99_072L, 100_096L, 0.0103, 12, null, List.of(), null, null, Frontier.MAX_LAUNCHES);
-        Frontier holes = new Frontier(786_432L, 917_504L, 0.17, 9, null, List.of(655_360L, 700_416L), null, null, null);
+                new Frontier(99_072L, 100_096L, 0.0103, 12, null, List.of(), null, null, Frontier.MAX_LAUNCHES, null);
+        Frontier holes =
+                new Frontier(786_432L, 917_504L, 0.17, 9, null, List.of(655_360L, 700_416L), null, null, null, null);
 
         assertThat(FrontierLine.line("sglang", 6, all, List.of(ok(1_048_576, 12_260))))
                 .isEqualTo("sglang max 1,048,576 tokens (full range fits)  1 launch  TTFT 12.3 s");
@@ -60,7 +62,7 @@ class FrontierLineTest {
 
     @Test
     void aSeedsFailureWithoutAClassShowsItsSentence() {
-        Frontier f = new Frontier(917_504L, 1_048_576L, 0.14, 9, null, List.of(), null, null, null);
+        Frontier f = new Frontier(917_504L, 1_048_576L, 0.14, 9, null, List.of(), null, null, null, null);
         Scenario seedFailure = Scenario.builder("vllm", 1_048_576, 1_049_600, "vllm serve")
                 .outcome(Outcome.UNCLASSIFIED, "server failed to start")
                 .build();

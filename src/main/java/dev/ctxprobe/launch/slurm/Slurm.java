@@ -1,76 +1,30 @@
 package dev.ctxprobe.launch.slurm;
 
 import dev.ctxprobe.hardware.CommandResult;
-import java.io.File;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import dev.ctxprobe.hardware.ProcessCommandRunner;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
  * Slurm's own commands ({@code sbatch}, {@code scontrol}, {@code scancel}), run as child processes with a time limit.
  * A Ctrl-C does not cut one short: an {@code sbatch} abandoned half way may still submit a job nobody knows of, so
- * each runs to its end (bounded) and the interrupt is kept for the caller.
+ * each runs to its end (bounded, {@link ProcessCommandRunner#toTheEnd}) and the interrupt is kept for the caller.
  */
 final class Slurm {
     /** scontrol's answer for a job the controller does not hold (never, or purged after MinJobAge). */
     static final String INVALID_JOB = "Invalid job id specified";
 
-    private static final Duration LIMIT = Duration.ofSeconds(30);
+    private static final ProcessCommandRunner RUNNER = ProcessCommandRunner.toTheEnd(Duration.ofSeconds(30));
     private static final Pattern KILL_WAIT = Pattern.compile("(?m)^KillWait\\s*=\\s*(\\d+)");
 
     private Slurm() {}
 
     /** Runs one Slurm command to its end (at most 30 s); never throws. */
     static CommandResult run(List<String> argv) {
-        Path out = null;
-        Path err = null;
-        boolean interrupted = Thread.interrupted();
-        try {
-            out = Files.createTempFile("ctxprobe-slurm", ".out");
-            err = Files.createTempFile("ctxprobe-slurm", ".err");
-            Process p = new ProcessBuilder(argv)
-                    .redirectOutput(out.toFile())
-                    .redirectError(err.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                    .start();
-            long deadline = System.nanoTime() + LIMIT.toNanos();
-            while (true) {
-                try {
-                    if (p.waitFor(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS)) {
-                        break;
-                    }
-                    p.destroyForcibly();
-                    return CommandResult.failed(argv, "no answer within " + LIMIT.toSeconds() + " s");
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-            return CommandResult.exited(
-                    argv,
-                    p.exitValue(),
-                    Files.readString(out, StandardCharsets.UTF_8),
-                    Files.readString(err, StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            String message = String.valueOf(e.getMessage());
-            return CommandResult.failed(
-                    argv,
-                    message.contains("error=2") || message.contains("error: 2")
-                            ? CommandResult.NOT_INSTALLED
-                            : message);
-        } finally {
-            delete(out);
-            delete(err);
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        return RUNNER.run(argv);
     }
 
     /** The job as the controller holds it now; empty when it holds none by that id. */
@@ -130,16 +84,5 @@ final class Slurm {
             }
         }
         return Optional.empty();
-    }
-
-    private static void delete(Path file) {
-        if (file == null) {
-            return;
-        }
-        try {
-            Files.deleteIfExists(file);
-        } catch (IOException e) {
-            file.toFile().deleteOnExit();
-        }
     }
 }
