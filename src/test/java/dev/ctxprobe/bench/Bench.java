@@ -19,7 +19,8 @@ public final class Bench {
 
     static final String USAGE = """
             usage: bench/run timing|memory|economy|overhead|all ... [options]
-              --reps N          repetitions: timing requests per prompt size, overhead launches (default 5)
+              --reps N          repetitions: timing rounds per concurrency (each client a fresh process per round)
+                                and requests per long prompt, overhead launches (default 5)
               --streams LIST    timing concurrencies (default 1,64,1000)
               --prompts LIST    timing prompt sizes in tokens, k/M suffixes allowed (default 1k,128k,1M)
               --events N        timing events per stream (default 8)

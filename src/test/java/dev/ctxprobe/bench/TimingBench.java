@@ -16,6 +16,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Client timing error, side by side in one run: ctxprobe's client, the floor (a bare socket per stream,
@@ -257,14 +259,14 @@ final class TimingBench {
     }
 
     /**
-     * A JVM started as the {@code ctxprobe} script starts one (its flags, and {@code CTXPROBE_JAVA_OPTS}), on the
-     * benchmark's class path.
+     * A JVM started with the {@code ctxprobe} script's flags (its {@code opts}, read from the script so the two
+     * cannot drift apart) and {@code CTXPROBE_JAVA_OPTS}, on the benchmark's class path. The script's AOT cache is
+     * for its jar and does not apply here; it only shortens start-up, which no pass times.
      */
     static List<String> java() {
         List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElse("java"));
-        command.add("--enable-native-access=ALL-UNNAMED");
-        command.add("-Djava.awt.headless=true");
+        command.addAll(SCRIPT_FLAGS);
         String opts = System.getenv("CTXPROBE_JAVA_OPTS");
         if (opts != null && !opts.isBlank()) {
             command.addAll(List.of(opts.strip().split("\\s+")));
@@ -272,6 +274,21 @@ final class TimingBench {
         command.add("-cp");
         command.add(System.getProperty("java.class.path"));
         return command;
+    }
+
+    private static final List<String> SCRIPT_FLAGS = scriptFlags();
+
+    private static List<String> scriptFlags() {
+        try {
+            Matcher m = Pattern.compile("(?m)^opts=\"([^\"]*)\"").matcher(Files.readString(Path.of("ctxprobe")));
+            if (m.find()) {
+                return List.of(m.group(1).strip().split("\\s+"));
+            }
+        } catch (IOException e) {
+            // reported below
+        }
+        System.err.println("bench: found no opts=\"...\" in ./ctxprobe; the client passes run with the JVM's defaults");
+        return List.of("--enable-native-access=ALL-UNNAMED", "-Djava.awt.headless=true");
     }
 
     /** The stamping server's process and its command line. */
