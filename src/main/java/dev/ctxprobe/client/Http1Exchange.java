@@ -18,8 +18,8 @@ import okio.Timeout;
 
 /**
  * One HTTP/1.1 POST on its own blocking socket, read by hand: the completions client's transport. Written for the
- * TTFT clock (spec 07): at 64 and 1000 streams OkHttp's per-call machinery put the client's timing error at 6-20x
- * the floor of a bare socket per stream (BENCHMARKS.md, "Timing"), so this does no more than the request needs.
+ * TTFT clock (issue 17): at 64 and 1000 streams OkHttp's per-call machinery put the client's timing error at 6-20x
+ * the floor of a bare socket per stream (p50 and p99, fresh processes) (BENCHMARKS.md, "Timing"), so this does no more than the request needs.
  * One request per connection ({@code Connection: close}), no redirects, no retries, no compression, no pooling.
  */
 final class Http1Exchange implements AutoCloseable {

@@ -24,8 +24,8 @@ public final class LoadRunner {
     static final long ARRIVAL_SEED = 0;
 
     /**
-     * Measured bodies that together fit in this are all built before the window opens. Built in their slots, 1000
-     * streams' bodies took the CPU while the first streams' events were arriving, and their stamps waited for it.
+     * Measured bodies that together fit in this are all built before the window opens: built in their slots, 1000
+     * streams' bodies take the CPU while the first streams' events arrive, and those events' stamps wait for it.
      */
     static final long PREBUILT_BODY_BYTES = 64L << 20;
 
