@@ -8,8 +8,6 @@ import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
-import javax.net.ssl.SSLSocket;
-import javax.net.ssl.SSLSocketFactory;
 import okio.Buffer;
 import okio.BufferedSource;
 import okio.Okio;
@@ -30,29 +28,29 @@ final class Http1Exchange implements AutoCloseable {
     /** The most one chunk-size line may hold, extensions included. */
     static final int CHUNK_LINE_BYTES = 8 * 1024;
 
-    /** Where a POST goes: scheme, host as a socket needs it, port, the Host header's value and the path. */
-    record Target(boolean https, String host, int port, String hostHeader, String path) {
+    /**
+     * Where a POST goes: host as a socket needs it, port, the Host header's value and the path. Plain HTTP only: every
+     * endpoint ctxprobe measures is one it launched or was given as host and port (launch.Endpoint), never a TLS URL.
+     */
+    record Target(String host, int port, String hostHeader, String path) {
         static Target of(String url) {
             URI uri = URI.create(url);
-            String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
-            if (!scheme.equals("http") && !scheme.equals("https")) {
-                throw new IllegalArgumentException("not an http or https URL: " + url);
+            if (uri.getScheme() == null || !uri.getScheme().equalsIgnoreCase("http")) {
+                throw new IllegalArgumentException("not an http:// URL: " + url);
             }
             String host = uri.getHost();
             if (host == null) {
                 throw new IllegalArgumentException("no host in the URL " + url);
             }
-            boolean https = scheme.equals("https");
-            int defaultPort = https ? 443 : 80;
-            int port = uri.getPort() == -1 ? defaultPort : uri.getPort();
+            int port = uri.getPort() == -1 ? 80 : uri.getPort();
             // URI keeps an IPv6 literal's brackets: the Host header wants them, a socket address does not.
             String bare = host.startsWith("[") ? host.substring(1, host.length() - 1) : host;
-            String hostHeader = port == defaultPort ? host : host + ":" + port;
+            String hostHeader = port == 80 ? host : host + ":" + port;
             String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
             if (uri.getRawQuery() != null) {
                 path += "?" + uri.getRawQuery();
             }
-            return new Target(https, bare, port, hostHeader, path);
+            return new Target(bare, port, hostHeader, path);
         }
     }
 
@@ -72,29 +70,18 @@ final class Http1Exchange implements AutoCloseable {
     }
 
     /**
-     * Connects to {@code target}, over TLS for https; {@code timeoutMillis} bounds the connect. Reads have no timeout
-     * of their own: the caller's whole-request deadline, which starts earlier and is as long, closes the socket first.
-     * A socket timeout would also make every read of a virtual thread a timed park, a timer set and cancelled per
-     * read of every stream.
+     * Connects to {@code target}; {@code timeoutMillis} bounds the connect. Reads have no timeout of their own: the
+     * caller's whole-request deadline, which starts earlier and is as long, closes the socket first. A socket timeout
+     * would also make every read of a virtual thread a timed park, a timer set and cancelled per read of every stream.
      */
     static Http1Exchange open(Target target, int timeoutMillis) throws IOException {
-        Socket plain = new Socket();
+        Socket socket = new Socket();
         try {
-            plain.setTcpNoDelay(true);
-            plain.connect(new InetSocketAddress(target.host(), target.port()), timeoutMillis);
-            if (!target.https()) {
-                return new Http1Exchange(plain);
-            }
-            SSLSocket tls = (SSLSocket) ((SSLSocketFactory) SSLSocketFactory.getDefault())
-                    .createSocket(plain, target.host(), target.port(), true);
-            // Host name verification, as every HTTPS client does: the default factory checks the chain only.
-            var parameters = tls.getSSLParameters();
-            parameters.setEndpointIdentificationAlgorithm("HTTPS");
-            tls.setSSLParameters(parameters);
-            tls.startHandshake();
-            return new Http1Exchange(tls);
+            socket.setTcpNoDelay(true);
+            socket.connect(new InetSocketAddress(target.host(), target.port()), timeoutMillis);
+            return new Http1Exchange(socket);
         } catch (IOException | RuntimeException e) {
-            plain.close();
+            socket.close();
             throw e;
         }
     }
