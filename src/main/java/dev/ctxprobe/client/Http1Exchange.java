@@ -245,13 +245,31 @@ final class Http1Exchange implements AutoCloseable {
         return text.length() <= 200 ? text : text.substring(0, 200) + "...";
     }
 
+    /** A body read out of the connection's buffered stream, whose timeout and close are the connection's. */
+    abstract static class FramedSource implements Source {
+        final BufferedSource in;
+
+        FramedSource(BufferedSource in) {
+            this.in = in;
+        }
+
+        @Override
+        public Timeout timeout() {
+            return in.timeout();
+        }
+
+        @Override
+        public void close() throws IOException {
+            in.close();
+        }
+    }
+
     /** A body of a known length: ends there, and a connection closed before it is a truncated body. */
-    static final class FixedLengthSource implements Source {
-        private final BufferedSource in;
+    static final class FixedLengthSource extends FramedSource {
         private long remaining;
 
         FixedLengthSource(BufferedSource in, long length) {
-            this.in = in;
+            super(in);
             this.remaining = length;
         }
 
@@ -267,31 +285,20 @@ final class Http1Exchange implements AutoCloseable {
             remaining -= read;
             return read;
         }
-
-        @Override
-        public Timeout timeout() {
-            return in.timeout();
-        }
-
-        @Override
-        public void close() throws IOException {
-            in.close();
-        }
     }
 
     /**
      * A chunked body (RFC 9112 section 7.1), decoded: chunk extensions ignored, trailers read and dropped. Each read
      * returns what one read of the socket brought, never waiting to fill a chunk, so events keep their arrival.
      */
-    static final class ChunkedSource implements Source {
-        private final BufferedSource in;
+    static final class ChunkedSource extends FramedSource {
         /** Bytes left in the current chunk; -1 before the first chunk. */
         private long remaining = -1;
 
         private boolean done;
 
         ChunkedSource(BufferedSource in) {
-            this.in = in;
+            super(in);
         }
 
         @Override
@@ -341,16 +348,6 @@ final class Http1Exchange implements AutoCloseable {
                 done = true;
             }
             remaining = size;
-        }
-
-        @Override
-        public Timeout timeout() {
-            return in.timeout();
-        }
-
-        @Override
-        public void close() throws IOException {
-            in.close();
         }
     }
 }

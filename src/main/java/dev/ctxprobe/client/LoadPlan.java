@@ -33,60 +33,6 @@ public record LoadPlan(
         String apiKey,
         ReadLimits limits) {
 
-    /** A plan with the default read limits for its output length. */
-    public LoadPlan(
-            String baseUrl,
-            String model,
-            long targetLen,
-            int outputLen,
-            int numPrompts,
-            int maxConcurrency,
-            double requestRate,
-            int warmup,
-            TokenRange range,
-            Duration requestTimeout,
-            String apiKey) {
-        this(
-                baseUrl,
-                model,
-                targetLen,
-                outputLen,
-                numPrompts,
-                maxConcurrency,
-                requestRate,
-                warmup,
-                range,
-                requestTimeout,
-                apiKey,
-                ReadLimits.forOutput(Math.max(1, outputLen)));
-    }
-
-    /** A plan for a server that needs no API key. */
-    public LoadPlan(
-            String baseUrl,
-            String model,
-            long targetLen,
-            int outputLen,
-            int numPrompts,
-            int maxConcurrency,
-            double requestRate,
-            int warmup,
-            TokenRange range,
-            Duration requestTimeout) {
-        this(
-                baseUrl,
-                model,
-                targetLen,
-                outputLen,
-                numPrompts,
-                maxConcurrency,
-                requestRate,
-                warmup,
-                range,
-                requestTimeout,
-                null);
-    }
-
     // A record prints every field; the key must never reach a log, an exception or a report.
     @Override
     public String toString() {

@@ -36,18 +36,4 @@ public record LaunchSpec(
         argv = List.copyOf(argv);
         env = Map.copyOf(env);
     }
-
-    /** A spec for a launcher without a queue (a local one). */
-    public LaunchSpec(
-            String name,
-            List<String> argv,
-            Map<String, String> env,
-            Path logFile,
-            String host,
-            int port,
-            String readinessPath,
-            Duration startupTimeout,
-            Duration shutdownTimeout) {
-        this(name, argv, env, logFile, host, port, readinessPath, startupTimeout, shutdownTimeout, NO_QUEUE);
-    }
 }

@@ -3,6 +3,7 @@ package dev.ctxprobe.bench;
 import dev.ctxprobe.client.LoadPlan;
 import dev.ctxprobe.client.LoadResult;
 import dev.ctxprobe.client.LoadRunner;
+import dev.ctxprobe.client.ReadLimits;
 import dev.ctxprobe.client.RequestRecord;
 import dev.ctxprobe.client.TokenRange;
 import java.time.Duration;
@@ -35,7 +36,9 @@ final class ClientPass {
                     Double.POSITIVE_INFINITY,
                     1,
                     TokenRange.DEFAULT,
-                    Duration.ofMinutes(5));
+                    Duration.ofMinutes(5),
+                    null,
+                    ReadLimits.forOutput(events));
             result = new LoadRunner(plan).run();
         }
         StringBuilder out = new StringBuilder();

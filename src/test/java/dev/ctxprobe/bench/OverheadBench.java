@@ -263,7 +263,8 @@ final class OverheadBench {
                 port,
                 "/health",
                 Duration.ofSeconds(60),
-                Duration.ofSeconds(10));
+                Duration.ofSeconds(10),
+                LaunchSpec.NO_QUEUE);
     }
 
     private static double stopped(ServerHandle handle) {

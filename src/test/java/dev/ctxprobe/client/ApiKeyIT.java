@@ -48,7 +48,8 @@ class ApiKeyIT {
                     0,
                     TokenRange.DEFAULT,
                     Duration.ofSeconds(5),
-                    "sk-secret");
+                    "sk-secret",
+                    ReadLimits.forOutput(1));
 
             LoadResult result = new LoadRunner(plan).run();
 

@@ -32,7 +32,18 @@ class LoadRunnerIT {
 
     private LoadPlan plan(int numPrompts, int maxConcurrency, double rate, int warmup, Duration timeout) {
         return new LoadPlan(
-                server.baseUrl(), "m", 32, 2, numPrompts, maxConcurrency, rate, warmup, TokenRange.EMBEDDED, timeout);
+                server.baseUrl(),
+                "m",
+                32,
+                2,
+                numPrompts,
+                maxConcurrency,
+                rate,
+                warmup,
+                TokenRange.EMBEDDED,
+                timeout,
+                null,
+                ReadLimits.forOutput(2));
     }
 
     @Test

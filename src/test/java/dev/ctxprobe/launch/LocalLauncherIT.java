@@ -38,7 +38,8 @@ class LocalLauncherIT {
                 port,
                 "/health",
                 startup,
-                shutdown);
+                shutdown,
+                LaunchSpec.NO_QUEUE);
         ServerHandle h = new LocalLauncher(ledger, null).launch(spec);
         started.add(h);
         return h;
@@ -173,7 +174,8 @@ class LocalLauncherIT {
                 port,
                 "/health",
                 Duration.ofSeconds(30),
-                Duration.ofSeconds(5));
+                Duration.ofSeconds(5),
+                LaunchSpec.NO_QUEUE);
         LaunchContext context = new LaunchContext(
                 dir,
                 ledger,
