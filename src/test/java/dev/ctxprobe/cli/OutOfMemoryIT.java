@@ -48,20 +48,7 @@ class OutOfMemoryIT {
                 List.of(new TestExperiments.Backend("endless", "vllm", null, "--fault endless-json")));
         Files.writeString(
                 exp, Files.readString(exp).replace("    engine: vllm\n", "    engine: vllm\n    auto_first: true\n"));
-        Path out = dir.resolve("out");
-        ctxprobe = FaultRuns.startCtxprobe(
-                dir.resolve("ctxprobe.log"),
-                Map.of(),
-                List.of("-Xmx64m"),
-                "run",
-                exp.toString(),
-                "--out",
-                out.toString());
-        assertThat(ctxprobe.waitFor(90, TimeUnit.SECONDS)).isTrue();
-
-        String output = Files.readString(dir.resolve("ctxprobe.log"));
-        assertThat(ctxprobe.exitValue()).as(output).isZero();
-        Path runDir = FaultRuns.runDir(out, "oom_auto").orElseThrow();
+        Path runDir = runWithSmallHeap(exp, "oom_auto");
         JsonNode doc = FaultRuns.results(runDir);
         JsonNode step = doc.get("scenarios").get(0);
         assertThat(step.get("outcome").asString()).as(step.toString()).isEqualTo("client_error");
@@ -87,20 +74,7 @@ class OutOfMemoryIT {
                 "{startup_s: 20, request_s: 30, shutdown_s: 2}",
                 "limits: {response_mib: 4096}\n",
                 List.of(new Backend("endless", null, "--fault endless-json"), new Backend("healthy", null, "")));
-        Path out = dir.resolve("out");
-        ctxprobe = FaultRuns.startCtxprobe(
-                dir.resolve("ctxprobe.log"),
-                Map.of(),
-                List.of("-Xmx64m"),
-                "run",
-                exp.toString(),
-                "--out",
-                out.toString());
-        assertThat(ctxprobe.waitFor(90, TimeUnit.SECONDS)).isTrue();
-
-        String output = Files.readString(dir.resolve("ctxprobe.log"));
-        assertThat(ctxprobe.exitValue()).as(output).isZero();
-        Path runDir = FaultRuns.runDir(out, "oom").orElseThrow();
+        Path runDir = runWithSmallHeap(exp, "oom");
         JsonNode doc = FaultRuns.results(runDir);
         JsonNode step = doc.get("scenarios").get(0);
         System.out.println(
@@ -111,5 +85,22 @@ class OutOfMemoryIT {
         assertThat(doc.get("scenarios").get(1).get("outcome").asString()).isEqualTo("ok");
         FaultRuns.assertGroupsGone(FaultRuns.serverGroups(doc));
         assertThat(FaultRuns.markedProcesses(runDir)).isEmpty();
+    }
+
+    /** Runs {@code exp} in a ctxprobe with a 64 MiB heap, which must end by itself with exit 0; its run folder. */
+    private Path runWithSmallHeap(Path exp, String name) throws Exception {
+        Path out = dir.resolve("out");
+        ctxprobe = FaultRuns.startCtxprobe(
+                dir.resolve("ctxprobe.log"),
+                Map.of(),
+                List.of("-Xmx64m"),
+                "run",
+                exp.toString(),
+                "--out",
+                out.toString());
+        assertThat(ctxprobe.waitFor(90, TimeUnit.SECONDS)).isTrue();
+        String output = Files.readString(dir.resolve("ctxprobe.log"));
+        assertThat(ctxprobe.exitValue()).as(output).isZero();
+        return FaultRuns.runDir(out, name).orElseThrow();
     }
 }
