@@ -42,20 +42,25 @@ public final class Bench {
         String xmx = null;
         boolean embedded = true;
         for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "timing", "memory", "economy", "overhead" -> names.add(args[i]);
-                case "all" -> names.addAll(List.of("timing", "memory", "economy", "overhead"));
-                case "--reps" -> reps = Integer.parseInt(value(args, ++i));
-                case "--streams" -> streams = ints(value(args, ++i));
-                case "--prompts" -> prompts = tokens(value(args, ++i));
-                case "--events" -> events = Integer.parseInt(value(args, ++i));
-                case "--xmx" -> xmx = value(args, ++i);
-                case "--no-embedded" -> embedded = false;
-                case "-h", "--help" -> {
-                    System.out.print(USAGE);
-                    return;
+            String arg = args[i];
+            try {
+                switch (arg) {
+                    case "timing", "memory", "economy", "overhead" -> names.add(args[i]);
+                    case "all" -> names.addAll(List.of("timing", "memory", "economy", "overhead"));
+                    case "--reps" -> reps = Integer.parseInt(value(args, ++i));
+                    case "--streams" -> streams = ints(value(args, ++i));
+                    case "--prompts" -> prompts = tokens(value(args, ++i));
+                    case "--events" -> events = Integer.parseInt(value(args, ++i));
+                    case "--xmx" -> xmx = value(args, ++i);
+                    case "--no-embedded" -> embedded = false;
+                    case "-h", "--help" -> {
+                        System.out.print(USAGE);
+                        return;
+                    }
+                    default -> usage("unknown argument '" + args[i] + "'");
                 }
-                default -> usage("unknown argument '" + args[i] + "'");
+            } catch (NumberFormatException | StringIndexOutOfBoundsException e) {
+                usage(arg + " needs a number or a comma-separated list of them, got '" + args[i] + "'");
             }
         }
         if (names.isEmpty()) {
