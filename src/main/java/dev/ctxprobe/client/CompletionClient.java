@@ -28,7 +28,6 @@ public final class CompletionClient implements AutoCloseable {
     /** Ends requests that outlive the request timeout: one platform thread for all of them, idle when none is due. */
     private static final ScheduledThreadPoolExecutor DEADLINES = deadlines();
 
-    private final String completionsUrl;
     private final Http1Exchange.Target target;
     private final String extraHeaders;
     private final Duration requestTimeout;
@@ -39,40 +38,31 @@ public final class CompletionClient implements AutoCloseable {
     /**
      * @param baseUrl the server root, e.g. {@code http://127.0.0.1:8000} (a trailing {@code /v1} is accepted)
      * @param requestTimeout bounds each whole request, from connecting to the last byte
-     * @param maxConcurrency the number of requests that may be in flight together
      */
-    public CompletionClient(String baseUrl, Duration requestTimeout, int maxConcurrency) {
-        this(baseUrl, requestTimeout, maxConcurrency, null);
+    public CompletionClient(String baseUrl, Duration requestTimeout) {
+        this(baseUrl, requestTimeout, null);
     }
 
     /** A client that authenticates with {@code apiKey} as a bearer token (null for none), with default read limits. */
-    public CompletionClient(String baseUrl, Duration requestTimeout, int maxConcurrency, String apiKey) {
-        this(baseUrl, requestTimeout, maxConcurrency, apiKey, ReadLimits.forOutput(1));
+    public CompletionClient(String baseUrl, Duration requestTimeout, String apiKey) {
+        this(baseUrl, requestTimeout, apiKey, ReadLimits.forOutput(1));
     }
 
     /**
-     * A client whose requests end, as {@link RequestOutcome#TOO_LARGE}, at the first byte past {@code limits}.
+     * A client whose requests end, as {@link RequestOutcome#TOO_LARGE}, at the first byte past {@code limits}. Every
+     * request has its own connection, so nothing here is sized by how many run at once.
      *
      * @param requestTimeout bounds each whole request, from connecting to the last byte: the headers, the first
      *     event and the end of the stream must all come within it
-     * @param maxConcurrency unused: every request has its own connection, so nothing is sized by it
      */
-    public CompletionClient(
-            String baseUrl, Duration requestTimeout, int maxConcurrency, String apiKey, ReadLimits limits) {
-        this(baseUrl, requestTimeout, maxConcurrency, apiKey, limits, true);
+    public CompletionClient(String baseUrl, Duration requestTimeout, String apiKey, ReadLimits limits) {
+        this(baseUrl, requestTimeout, apiKey, limits, true);
     }
 
     /** {@code warm}: warm the read path first ({@link WarmUp}), false only for the warm-up's own client. */
-    CompletionClient(
-            String baseUrl,
-            Duration requestTimeout,
-            int maxConcurrency,
-            String apiKey,
-            ReadLimits limits,
-            boolean warm) {
+    CompletionClient(String baseUrl, Duration requestTimeout, String apiKey, ReadLimits limits, boolean warm) {
         this.limits = limits;
-        this.completionsUrl = endpoint(baseUrl, "completions");
-        this.target = Http1Exchange.Target.of(completionsUrl);
+        this.target = Http1Exchange.Target.of(endpoint(baseUrl, "completions"));
         this.extraHeaders = apiKey == null ? "" : "Authorization: Bearer " + apiKey + "\r\n";
         this.requestTimeout = requestTimeout;
         // A connect timeout of 0 would mean none at all.

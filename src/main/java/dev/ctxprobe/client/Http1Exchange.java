@@ -58,7 +58,6 @@ final class Http1Exchange implements AutoCloseable {
     record Head(int status, String contentType, long contentLength, boolean chunked) {}
 
     private final Socket socket;
-    private volatile boolean closed;
     private BufferedSource in;
     /** When the request's first byte went out, and when its body was fully written; 0 until then. */
     long sendStartNanos;
@@ -177,15 +176,9 @@ final class Http1Exchange implements AutoCloseable {
         return in;
     }
 
-    /** Whether {@link #close()} was called, from any thread: a read that failed after it failed because of it. */
-    boolean closed() {
-        return closed;
-    }
-
     /** Closes the socket; a thread blocked reading or writing it fails at once. Safe from any thread, repeatedly. */
     @Override
     public void close() {
-        closed = true;
         try {
             socket.close();
         } catch (IOException e) {

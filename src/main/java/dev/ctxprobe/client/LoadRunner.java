@@ -48,8 +48,7 @@ public final class LoadRunner {
     public LoadRunner(LoadPlan plan, RequestObserver observer) {
         this.plan = plan;
         this.observer = observer;
-        this.client = new CompletionClient(
-                plan.baseUrl(), plan.requestTimeout(), plan.maxConcurrency(), plan.apiKey(), plan.limits());
+        this.client = new CompletionClient(plan.baseUrl(), plan.requestTimeout(), plan.apiKey(), plan.limits());
     }
 
     /**

@@ -58,7 +58,7 @@ final class WarmUp {
     private static void send(int port, long until) {
         byte[] body = TokenPrompts.body("warm-up", 64, 8, TokenRange.DEFAULT, 0);
         CompletionClient client = new CompletionClient(
-                "http://127.0.0.1:" + port, Duration.ofSeconds(2), 1, "warm-up", ReadLimits.forOutput(8), false);
+                "http://127.0.0.1:" + port, Duration.ofSeconds(2), "warm-up", ReadLimits.forOutput(8), false);
         for (int i = 0; i < REQUESTS && System.nanoTime() < until; i++) {
             RequestRecord r = client.send(new CompletionRequest(i, true, 64, body));
             if (!r.ok()) {

@@ -27,6 +27,7 @@ import tools.jackson.databind.json.JsonMapper;
  *
  * @param launchesServer false for an endpoint that is already running ({@code openai})
  * @param readinessPath the GET path that answers 200 once the server is ready
+ * @param readyLines texts the engine prints once it serves: a hint to probe readiness at once, never proof of it
  * @param hintKind what a capacity named by this engine limits, unless its rule says otherwise
  * @param promptRule the largest prompt accepted with one output token, given the configured context length
  * @param tokenRange token ids safe to use as prompt filler when the server does not name its vocabulary
@@ -43,6 +44,7 @@ public record EngineProfile(
         String name,
         boolean launchesServer,
         String readinessPath,
+        List<String> readyLines,
         HintKind hintKind,
         LongUnaryOperator promptRule,
         TokenRange tokenRange,
@@ -82,6 +84,7 @@ public record EngineProfile(
         Objects.requireNonNull(tokenRange, "tokenRange");
         Objects.requireNonNull(stated, "stated");
         Objects.requireNonNull(advice, "advice");
+        readyLines = List.copyOf(readyLines);
         capacityRules = List.copyOf(capacityRules);
         startupRules = List.copyOf(startupRules);
         responseRules = List.copyOf(responseRules);

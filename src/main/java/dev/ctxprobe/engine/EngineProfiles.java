@@ -145,6 +145,18 @@ public final class EngineProfiles {
     private static final Advice VLLM_ADVICE =
             new Advice(null, null, "auto-fit lowered max_model_len from %,d to %,d tokens to fit memory", null, null);
 
+    /**
+     * What the engines print when they have just started serving: llama-server, vLLM's and LMDeploy's uvicorn,
+     * SGLang, TGI's router. Every launching profile watches for all of them: a line is only a hint to probe at once,
+     * and engines share servers (uvicorn) and wrappers, so a text of another engine costs at most one early probe.
+     */
+    private static final List<String> READY_LINES = List.of(
+            "server is listening on",
+            "Application startup complete",
+            "Uvicorn running on",
+            "The server is fired up and ready to roll",
+            "Connected");
+
     private static final Map<String, EngineProfile> PROFILES = index(
             server("vllm", HintKind.MAX_MODEL_LEN, MINUS_ONE)
                     // Not a pool size for hybrid, sliding-window and DeepSeek-V4 models (max_concurrency *
@@ -530,6 +542,7 @@ public final class EngineProfiles {
                     name,
                     launchesServer,
                     readinessPath,
+                    launchesServer ? READY_LINES : List.of(),
                     hintKind,
                     promptRule,
                     tokenRange,

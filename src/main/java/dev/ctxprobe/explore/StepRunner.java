@@ -186,6 +186,7 @@ final class StepRunner {
                 backend.host(),
                 cmd.port(),
                 backend.healthPath() != null ? backend.healthPath() : profile.readinessPath(),
+                profile.readyLines(),
                 backend.startup(),
                 experiment.timeouts().shutdown(),
                 experiment.timeouts().queue());
@@ -539,7 +540,8 @@ final class StepRunner {
                 null,
                 null,
                 h.memoryBeforeMib(),
-                null);
+                null,
+                List.of());
     }
 
     // The innermost cause names what really broke (an OutOfMemoryError inside a request thread's wrapper).

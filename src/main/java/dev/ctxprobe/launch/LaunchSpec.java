@@ -14,6 +14,7 @@ import java.util.Map;
  * @param logFile receives the server's stdout and stderr
  * @param host the address the server binds (a wildcard is reached on loopback)
  * @param readinessPath polled with GET until it answers 200
+ * @param readyLines lines the engine prints once it serves (its profile's): seeing one, readiness is probed at once
  * @param startupTimeout how long it may take to become ready once it runs
  * @param queueTimeout how long a cluster may keep it waiting before it runs; a local launch never waits
  */
@@ -25,6 +26,7 @@ public record LaunchSpec(
         String host,
         int port,
         String readinessPath,
+        List<String> readyLines,
         Duration startupTimeout,
         Duration shutdownTimeout,
         Duration queueTimeout) {
@@ -35,5 +37,6 @@ public record LaunchSpec(
     public LaunchSpec {
         argv = List.copyOf(argv);
         env = Map.copyOf(env);
+        readyLines = List.copyOf(readyLines);
     }
 }

@@ -343,7 +343,7 @@ public final class LocalLauncher implements Launcher {
             long deadline = startedNanos + spec.startupTimeout().toNanos();
             long fastUntil = startedNanos + FAST_WINDOW.toNanos();
             String last = "no answer yet";
-            log.watchReadyLines(this::wake);
+            log.watchReadyLines(new ReadyLines(spec.readyLines()), this::wake);
             // Waiting for the next poll wakes up at once if the server exits meanwhile.
             process.onExit().thenRun(this::wake);
             try {

@@ -48,11 +48,11 @@ final class LogCopier {
     private volatile boolean finished;
     private volatile long readingSince;
 
-    /** Told when the output shows a ready line, while someone waits for one; null when nobody does. */
-    private volatile Runnable onReadyLine;
+    /** What is looked for, and who is told, while someone waits for a ready line; null when nobody does. */
+    private volatile Watch watch;
 
     /** The end of the previous chunk, so that a ready line split across two reads is still seen. */
-    private final byte[] carry = new byte[ReadyLines.LONGEST - 1];
+    private final byte[] carry = new byte[ReadyLines.MAX_BYTES - 1];
 
     private int carrySize;
 
@@ -81,16 +81,18 @@ final class LogCopier {
         thread.start();
     }
 
+    private record Watch(ReadyLines lines, Runnable listener) {}
+
     /**
-     * Calls {@code listener} (from the copying thread) each time the output shows one of the {@link ReadyLines},
-     * until {@link #stopWatching()}; the output is only scanned while someone listens.
+     * Calls {@code listener} (from the copying thread) each time the output shows one of {@code lines}, until
+     * {@link #stopWatching()}; the output is only scanned while someone listens.
      */
-    void watchReadyLines(Runnable listener) {
-        onReadyLine = listener;
+    void watchReadyLines(ReadyLines lines, Runnable listener) {
+        watch = lines.texts().isEmpty() ? null : new Watch(lines, listener);
     }
 
     void stopWatching() {
-        onReadyLine = null;
+        watch = null;
     }
 
     /**
@@ -137,9 +139,9 @@ final class LogCopier {
                 if (n < 0) {
                     break;
                 }
-                Runnable listener = onReadyLine;
-                if (listener != null && sawReadyLine(chunk, n)) {
-                    listener.run();
+                Watch watching = watch;
+                if (watching != null && sawReadyLine(watching.lines(), chunk, n)) {
+                    watching.listener().run();
                 }
                 synchronized (this) {
                     take(chunk, n);
@@ -169,14 +171,14 @@ final class LogCopier {
         }
     }
 
-    private boolean sawReadyLine(byte[] chunk, int n) {
+    private boolean sawReadyLine(ReadyLines lines, byte[] chunk, int n) {
         byte[] window = new byte[carrySize + n];
         System.arraycopy(carry, 0, window, 0, carrySize);
         System.arraycopy(chunk, 0, window, carrySize, n);
-        int keep = Math.min(carry.length, window.length);
+        int keep = Math.min(lines.longest() - 1, window.length);
         System.arraycopy(window, window.length - keep, carry, 0, keep);
         carrySize = keep;
-        return ReadyLines.in(window);
+        return lines.in(window);
     }
 
     private int available() {

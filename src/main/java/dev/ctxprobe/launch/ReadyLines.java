@@ -4,32 +4,39 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
- * The lines engines print when they have just started serving: seeing one, the launcher probes readiness at once
- * instead of at its next poll. A line is only a hint (uvicorn says "Application startup complete" a moment before it
- * binds, and a server may print a line like it in a message about something else): readiness is still the
- * readiness path answering 200.
+ * The lines an engine prints when it has just started serving (its profile names them): seeing one, the launcher
+ * probes readiness at once instead of at its next poll. A line is only a hint (uvicorn says "Application startup
+ * complete" a moment before it binds, and a server may print a line like it in a message about something else):
+ * readiness is still the readiness path answering 200.
+ *
+ * @param texts what to look for, each at most {@link #MAX_BYTES} bytes of ASCII
  */
-final class ReadyLines {
-    /** llama-server, vLLM's and LMDeploy's uvicorn, SGLang, TGI's router. */
-    static final List<String> TEXTS = List.of(
-            "server is listening on",
-            "Application startup complete",
-            "Uvicorn running on",
-            "The server is fired up and ready to roll",
-            "Connected");
+record ReadyLines(List<String> texts) {
 
-    /** The length of the longest text, in bytes. */
-    static final int LONGEST = TEXTS.stream()
-            .mapToInt(t -> t.getBytes(StandardCharsets.US_ASCII).length)
-            .max()
-            .orElseThrow();
+    /** The longest text a line may be: the log copier keeps this much of each read to see a text split by reads. */
+    static final int MAX_BYTES = 256;
 
-    private ReadyLines() {}
+    ReadyLines {
+        texts = List.copyOf(texts);
+        for (String t : texts) {
+            if (t.isEmpty() || t.getBytes(StandardCharsets.US_ASCII).length > MAX_BYTES) {
+                throw new IllegalArgumentException("a ready line must have 1 to " + MAX_BYTES + " bytes: '" + t + "'");
+            }
+        }
+    }
+
+    /** The length of the longest text, in bytes; 0 for none. */
+    int longest() {
+        return texts.stream()
+                .mapToInt(t -> t.getBytes(StandardCharsets.US_ASCII).length)
+                .max()
+                .orElse(0);
+    }
 
     /** Whether {@code output} holds one of the texts; bytes outside ASCII never match. */
-    static boolean in(byte[] output) {
+    boolean in(byte[] output) {
         String text = new String(output, StandardCharsets.ISO_8859_1);
-        for (String t : TEXTS) {
+        for (String t : texts) {
             if (text.contains(t)) {
                 return true;
             }

@@ -225,42 +225,6 @@ public record Scenario(
             outsideGroupPids = outsideGroupPids == null ? List.of() : List.copyOf(outsideGroupPids);
         }
 
-        /** A server whose stop found nothing outside its group. */
-        public Server(
-                String id,
-                Double startupS,
-                Double queuedS,
-                String readyVia,
-                Long pid,
-                Integer exitCode,
-                Termination ended,
-                Boolean stoppedCleanly,
-                List<Long> leftoverPids,
-                Long kvCapacityTokens,
-                Long maxContextHint,
-                HintKind hintKind,
-                ServedCapacity capacity,
-                List<Long> memoryBeforeMib,
-                List<Long> memoryAfterMib) {
-            this(
-                    id,
-                    startupS,
-                    queuedS,
-                    readyVia,
-                    pid,
-                    exitCode,
-                    ended,
-                    stoppedCleanly,
-                    leftoverPids,
-                    kvCapacityTokens,
-                    maxContextHint,
-                    hintKind,
-                    capacity,
-                    memoryBeforeMib,
-                    memoryAfterMib,
-                    List.of());
-        }
-
         /** Only what a failure named: no server was seen. */
         public static Server ofHints(Long kvCapacityTokens, Long maxContextHint, HintKind hintKind) {
             return new Server(
@@ -278,7 +242,8 @@ public record Scenario(
                     hintKind,
                     null,
                     null,
-                    null);
+                    null,
+                    List.of());
         }
 
         /** This server with {@code hint} as its hint, limiting {@code kind} (null: the profile's kind). */
@@ -321,11 +286,6 @@ public record Scenario(
                     memoryBeforeMib,
                     memoryAfterMib,
                     outsideGroupPids);
-        }
-
-        /** What the stop of the server showed. */
-        public Server withStop(Termination how, boolean clean, List<Long> leftovers, List<Long> memoryAfter) {
-            return withStop(how, clean, leftovers, memoryAfter, outsideGroupPids);
         }
 
         /** What the stop of the server showed, with the processes it found outside the server's group. */

@@ -1,5 +1,6 @@
 package dev.ctxprobe.bench;
 
+import dev.ctxprobe.engine.EngineProfiles;
 import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.launch.LaunchSpec;
 import dev.ctxprobe.launch.LocalLauncher;
@@ -262,6 +263,7 @@ final class OverheadBench {
                 "127.0.0.1",
                 port,
                 "/health",
+                EngineProfiles.get("vllm").readyLines(),
                 Duration.ofSeconds(60),
                 Duration.ofSeconds(10),
                 LaunchSpec.NO_QUEUE);

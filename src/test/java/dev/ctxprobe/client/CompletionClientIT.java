@@ -36,7 +36,7 @@ class CompletionClientIT {
 
     private RequestRecord send(String baseUrl, Duration timeout) {
         byte[] body = TokenPrompts.body("m", TARGET, 8, TokenRange.DEFAULT, 0);
-        try (CompletionClient client = new CompletionClient(baseUrl, timeout, 1)) {
+        try (CompletionClient client = new CompletionClient(baseUrl, timeout)) {
             return client.send(new CompletionRequest(0, false, TARGET, body));
         }
     }
@@ -53,7 +53,7 @@ class CompletionClientIT {
         long[] firstTokenAt = new long[1];
         byte[] body = TokenPrompts.body("m", TARGET, 8, TokenRange.DEFAULT, 0);
         RequestRecord r;
-        try (CompletionClient client = new CompletionClient(server.baseUrl(), Duration.ofSeconds(10), 1)) {
+        try (CompletionClient client = new CompletionClient(server.baseUrl(), Duration.ofSeconds(10))) {
             r = client.send(new CompletionRequest(3, true, TARGET, body), new RequestObserver() {
                 @Override
                 public void sending(int index, boolean warmup) {

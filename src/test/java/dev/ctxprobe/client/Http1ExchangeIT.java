@@ -94,7 +94,7 @@ class Http1ExchangeIT {
     private RequestRecord send(Duration timeout, String apiKey) {
         byte[] body = TokenPrompts.body("m", TARGET, 2, TokenRange.DEFAULT, 0);
         try (CompletionClient client =
-                new CompletionClient("http://127.0.0.1:" + listener.getLocalPort() + "/v1", timeout, 1, apiKey)) {
+                new CompletionClient("http://127.0.0.1:" + listener.getLocalPort() + "/v1", timeout, apiKey)) {
             return client.send(new CompletionRequest(0, false, TARGET, body));
         }
     }
@@ -293,7 +293,7 @@ class Http1ExchangeIT {
         serve(List.of(SSE_HEAD + "\r\n", EVENT_1), true);
         byte[] body = TokenPrompts.body("m", TARGET, 2, TokenRange.DEFAULT, 0);
         try (CompletionClient client =
-                new CompletionClient("http://127.0.0.1:" + listener.getLocalPort(), Duration.ofSeconds(30), 1)) {
+                new CompletionClient("http://127.0.0.1:" + listener.getLocalPort(), Duration.ofSeconds(30))) {
             AtomicReference<RequestRecord> record = new AtomicReference<>();
             Thread sending = Thread.ofVirtual()
                     .start(() -> record.set(client.send(new CompletionRequest(0, false, TARGET, body))));

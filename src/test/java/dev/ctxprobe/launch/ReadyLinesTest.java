@@ -2,6 +2,7 @@ package dev.ctxprobe.launch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.engine.EngineProfiles;
 import dev.ctxprobe.secrets.Redactor;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,20 +14,22 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The log copier tells its listener about each engine's ready line, read from a real child's output. */
 class ReadyLinesTest {
+    private static final ReadyLines LINES =
+            new ReadyLines(EngineProfiles.get("vllm").readyLines());
+
     @TempDir
     Path dir;
 
     @Test
     void eachEnginesReadyLineIsKnown() {
-        assertThat(ReadyLines.in(bytes("main: server is listening on http://127.0.0.1:8080 - starting the main loop")))
+        assertThat(LINES.in(bytes("main: server is listening on http://127.0.0.1:8080 - starting the main loop")))
                 .isTrue();
-        assertThat(ReadyLines.in(bytes("INFO:     Application startup complete.")))
+        assertThat(LINES.in(bytes("INFO:     Application startup complete."))).isTrue();
+        assertThat(LINES.in(bytes("INFO:     Uvicorn running on http://0.0.0.0:23333 (Press CTRL+C to quit)")))
                 .isTrue();
-        assertThat(ReadyLines.in(bytes("INFO:     Uvicorn running on http://0.0.0.0:23333 (Press CTRL+C to quit)")))
+        assertThat(LINES.in(bytes("[2025-01-01] The server is fired up and ready to roll!")))
                 .isTrue();
-        assertThat(ReadyLines.in(bytes("[2025-01-01] The server is fired up and ready to roll!")))
-                .isTrue();
-        assertThat(ReadyLines.in(bytes("INFO Loading weights took 12.3 s"))).isFalse();
+        assertThat(LINES.in(bytes("INFO Loading weights took 12.3 s"))).isFalse();
     }
 
     @Test
@@ -35,7 +38,7 @@ class ReadyLinesTest {
         LogCopier copier = new LogCopier(log, 1 << 20, Redactor.NONE, "t");
         copier.open();
         Semaphore seen = new Semaphore(0);
-        copier.watchReadyLines(seen::release);
+        copier.watchReadyLines(LINES, seen::release);
         // Two writes 300 ms apart arrive as two reads of the pipe.
         Process p = new ProcessBuilder(
                         "sh",

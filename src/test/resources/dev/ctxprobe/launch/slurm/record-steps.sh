@@ -10,19 +10,8 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
 
-field() { scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p"; }
-wait_state() {
-    local job=$1 deadline=$((SECONDS + 120)) state
-    shift
-    while true; do
-        state=$(field "$job" JobState)
-        for wanted in "$@"; do
-            [[ "$state" == "$wanted" ]] && return 0
-        done
-        ((SECONDS < deadline)) || { echo "job $job is '$state', not $*" >&2; exit 1; }
-        sleep 0.05
-    done
-}
+# shellcheck source=record-lib.sh
+. "$here/record-lib.sh"
 
 # Submits TASK (sh code) as the launcher does, with extra sbatch options before the script.
 step() {

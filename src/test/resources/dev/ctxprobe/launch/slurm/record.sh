@@ -15,21 +15,8 @@ cd "$work"
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 timing() { echo "$1" | tee -a "$here/timings.txt"; }
-field() { scontrol show job -o "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p"; }
-
-# Polls every 50 ms until the job's JobState is one of the given states; fails after 180 s.
-wait_state() {
-    local job=$1 deadline=$((SECONDS + 180)) state
-    shift
-    while true; do
-        state=$(field "$job" JobState)
-        for wanted in "$@"; do
-            [[ "$state" == "$wanted" ]] && return 0
-        done
-        ((SECONDS < deadline)) || { echo "job $job is '$state', not $*" >&2; exit 1; }
-        sleep 0.05
-    done
-}
+# shellcheck source=record-lib.sh
+. "$here/record-lib.sh"
 
 # A pending job reads Reason=None until the scheduler has looked at it.
 wait_reason() {
