@@ -50,6 +50,17 @@ class ReadLoopTest {
         return new Pair(ReadLoop.shared().watch(client), server);
     }
 
+    /** A read of up to four bytes on another thread. */
+    private static CompletableFuture<Integer> readLater(Pair p) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return p.client().read(new byte[4], 0, 4);
+            } catch (IOException e) {
+                throw new RuntimeException(e);
+            }
+        });
+    }
+
     @Test
     void bytesAreStampedWhenTheLoopReadThemNotWhenTheStreamGetsToThem() throws Exception {
         Pair p = pair();
@@ -69,13 +80,7 @@ class ReadLoopTest {
     @Test
     void aReadWaitsForBytesAndTheEndOfTheStreamIsMinusOne() throws Exception {
         Pair p = pair();
-        CompletableFuture<Integer> first = CompletableFuture.supplyAsync(() -> {
-            try {
-                return p.client().read(new byte[4], 0, 4);
-            } catch (IOException e) {
-                throw new RuntimeException(e);
-            }
-        });
+        CompletableFuture<Integer> first = readLater(p);
         Thread.sleep(100);
         assertThat(first).isNotDone();
 
@@ -148,13 +153,7 @@ class ReadLoopTest {
     @Test
     void closingEndsAWaitingReadAtOnce() throws Exception {
         Pair p = pair();
-        CompletableFuture<Integer> read = CompletableFuture.supplyAsync(() -> {
-            try {
-                return p.client().read(new byte[4], 0, 4);
-            } catch (IOException e) {
-                throw new RuntimeException(e);
-            }
-        });
+        CompletableFuture<Integer> read = readLater(p);
         Thread.sleep(100);
         p.client().close();
 
