@@ -15,7 +15,8 @@ import okio.Source;
 import okio.Timeout;
 
 /**
- * One HTTP/1.1 POST on its own blocking socket, read by hand: the completions client's transport. Written for the
+ * One HTTP/1.1 request (a POST, or a plain GET) on its own blocking socket, read by hand: the client package's
+ * transport. Written for the
  * TTFT clock (issue 17): at 64 and 1000 streams OkHttp's per-call machinery put the client's timing error at 6-20x
  * the floor of a bare socket per stream (p50 and p99, fresh processes) (BENCHMARKS.md, "Timing"), so this does no more than the request needs.
  * One request per connection ({@code Connection: close}), no redirects, no retries, no compression, no pooling.
@@ -29,7 +30,7 @@ final class Http1Exchange implements AutoCloseable {
     static final int CHUNK_LINE_BYTES = 8 * 1024;
 
     /**
-     * Where a POST goes: host as a socket needs it, port, the Host header's value and the path. Plain HTTP only: every
+     * Where a request goes: host as a socket needs it, port, the Host header's value and the path. Plain HTTP only: every
      * endpoint ctxprobe measures is one it launched or was given as host and port (launch.Endpoint), never a TLS URL.
      */
     record Target(String host, int port, String hostHeader, String path) {
@@ -74,15 +75,34 @@ final class Http1Exchange implements AutoCloseable {
      * would also make every read of a virtual thread a timed park, a timer set and cancelled per read of every stream.
      */
     static Http1Exchange open(Target target, int timeoutMillis) throws IOException {
-        Socket socket = new Socket();
+        Http1Exchange exchange = unconnected();
+        exchange.connect(target, timeoutMillis);
+        return exchange;
+    }
+
+    /** An exchange whose socket is not connected yet: {@link #close()} from another thread also ends a connect. */
+    static Http1Exchange unconnected() {
+        return new Http1Exchange(new Socket());
+    }
+
+    /** Connects to {@code target}, bounded by {@code timeoutMillis}; the socket is closed when it fails. */
+    void connect(Target target, int timeoutMillis) throws IOException {
         try {
             socket.setTcpNoDelay(true);
             socket.connect(new InetSocketAddress(target.host(), target.port()), timeoutMillis);
-            return new Http1Exchange(socket);
         } catch (IOException | RuntimeException e) {
             socket.close();
             throw e;
         }
+    }
+
+    /** Writes a GET of {@code target} with no body, in one write. */
+    void get(Target target, String extraHeaders) throws IOException {
+        String head = "GET " + target.path() + " HTTP/1.1\r\nHost: " + target.hostHeader()
+                + "\r\nUser-Agent: ctxprobe\r\nAccept: */*\r\nConnection: close\r\n" + extraHeaders + "\r\n";
+        var out = socket.getOutputStream();
+        out.write(head.getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
     }
 
     /**

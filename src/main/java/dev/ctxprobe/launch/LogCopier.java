@@ -33,6 +33,7 @@ final class LogCopier {
     private final int ringBytes;
     /** The tail's ring, made when the head is full: most logs never get there, and it is up to 8 MiB. */
     private byte[] ring;
+
     private final Thread thread;
 
     private RandomAccessFile out;
