@@ -49,12 +49,9 @@ final class Console implements RunListener, AutoCloseable {
     private static final char[] SPINNER = {'|', '/', '-', '\\'};
 
     private final PrintStream out;
-    private final boolean quiet;
-    private final boolean verbose;
-    private final boolean live;
+    private final Style style;
     private final LongSupplier clock;
     private final int width;
-    private final boolean together;
     private int steps;
     /** The live steps by backend: one at a time, or one per backend explored at once. */
     private final Map<String, Running> running = new ConcurrentHashMap<>();
@@ -90,46 +87,32 @@ final class Console implements RunListener, AutoCloseable {
     }
 
     /**
-     * @param stepsSoFar the steps already in the document (a resumed run counts on from them)
+     * What the console shows and how.
+     *
+     * @param quiet only the frontier lines ({@code -q})
+     * @param verbose each failure's evidence too ({@code -v})
+     * @param live lines are drawn and finished in place (a terminal) rather than printed whole (CI logs, files)
      * @param together backends are explored at once, so several steps are live at a time
      */
-    Console(PrintStream out, boolean quiet, boolean verbose, int stepsSoFar, boolean together) {
-        // On a terminal the step's line is drawn and finished in place; CI logs and files get whole lines.
-        this(
-                out,
-                quiet,
-                verbose,
-                stepsSoFar,
-                System.console() != null && System.getenv("CI") == null,
-                System::nanoTime,
-                together);
+    record Style(boolean quiet, boolean verbose, boolean live, boolean together) {
+        /** For this process's standard output: in place on a terminal, outside CI. */
+        static Style of(boolean quiet, boolean verbose, boolean together) {
+            return new Style(quiet, verbose, System.console() != null && System.getenv("CI") == null, together);
+        }
     }
 
-    Console(PrintStream out, boolean quiet, boolean verbose, int stepsSoFar, boolean live, LongSupplier clock) {
-        this(out, quiet, verbose, stepsSoFar, live, clock, false);
-    }
-
-    Console(
-            PrintStream out,
-            boolean quiet,
-            boolean verbose,
-            int stepsSoFar,
-            boolean live,
-            LongSupplier clock,
-            boolean together) {
+    /** @param stepsSoFar the steps already in the document (a resumed run counts on from them) */
+    Console(PrintStream out, Style style, int stepsSoFar, LongSupplier clock) {
         this.out = out;
-        this.quiet = quiet;
-        this.verbose = verbose;
+        this.style = style;
         this.steps = stepsSoFar;
-        this.live = live;
         this.clock = clock;
-        this.together = together;
-        this.width = live ? terminalWidth() : 0;
+        this.width = style.live() ? terminalWidth() : 0;
     }
 
     @Override
     public void runStarted(String experiment, Path runDir) {
-        if (!quiet) {
+        if (!style.quiet()) {
             out.println("ctxprobe " + dev.ctxprobe.run.Version.of() + ": " + experiment + " -> " + runDir);
             startTicker();
         }
@@ -140,7 +123,7 @@ final class Console implements RunListener, AutoCloseable {
             return;
         }
         ticker = Thread.ofPlatform().daemon().name("ctxprobe-progress").start(() -> {
-            long period = live ? REDRAW_MS : 250;
+            long period = style.live() ? REDRAW_MS : 250;
             while (!Thread.currentThread().isInterrupted()) {
                 try {
                     Thread.sleep(period);
@@ -156,10 +139,10 @@ final class Console implements RunListener, AutoCloseable {
     public synchronized void stepStarting(String backend, long target, long maxModelLen) {
         Running r = new Running(steps + running.size() + 1, backend, target, clock.getAsLong());
         running.put(backend, r);
-        if (quiet) {
+        if (style.quiet()) {
             return;
         }
-        if (verbose) {
+        if (style.verbose()) {
             out.printf(
                     Locale.ROOT,
                     "[%d] %s %,d tokens: starting (max_model_len %,d)%n",
@@ -168,9 +151,9 @@ final class Console implements RunListener, AutoCloseable {
                     target,
                     maxModelLen);
         }
-        if (live && together) {
+        if (style.live() && style.together()) {
             drawBlock(Map.of());
-        } else if (live) {
+        } else if (style.live()) {
             draw(r, null);
         }
     }
@@ -192,7 +175,7 @@ final class Console implements RunListener, AutoCloseable {
 
     /** Redraws the terminal's line, or prints a plain line when a phase has lasted another 30 s. */
     void tick() {
-        if (quiet || running.isEmpty()) {
+        if (style.quiet() || running.isEmpty()) {
             return;
         }
         // Read before taking the lock: the logs are files, and the steps' own threads print under the lock.
@@ -208,7 +191,7 @@ final class Console implements RunListener, AutoCloseable {
             if (closed) {
                 return;
             }
-            if (live && together) {
+            if (style.live() && style.together()) {
                 drawBlock(logLines);
                 return;
             }
@@ -220,7 +203,7 @@ final class Console implements RunListener, AutoCloseable {
 
     private void tick(Running r, String logLine) {
         PhaseState state = r.state.get();
-        if (live) {
+        if (style.live()) {
             draw(r, logLine);
             return;
         }
@@ -331,12 +314,12 @@ final class Console implements RunListener, AutoCloseable {
         // Numbered by the document, so a resumed run and skipped steps count on from where they stand.
         steps = doc.scenarios().size();
         running.remove(s.backend());
-        if (quiet) {
+        if (style.quiet()) {
             return;
         }
-        if (live && together) {
+        if (style.live() && style.together()) {
             eraseBlock();
-        } else if (live) {
+        } else if (style.live()) {
             out.print("\r" + ERASE_TO_END);
         }
         out.println(stepLine(steps, s));
@@ -344,10 +327,10 @@ final class Console implements RunListener, AutoCloseable {
             out.println("      warning: processes " + s.server().leftoverPids() + " of this server survived KILL;"
                     + " they may hold the port or accelerator memory");
         }
-        if (verbose && s.failure() != null) {
+        if (style.verbose() && s.failure() != null) {
             s.failure().evidence().forEach(l -> out.println("      | " + l));
         }
-        if (live && together) {
+        if (style.live() && style.together()) {
             drawBlock(Map.of());
         }
         out.flush();
@@ -385,7 +368,7 @@ final class Console implements RunListener, AutoCloseable {
     /** The closing summary: frontier lines first, then a table of every step. */
     void summary(ResultDocument doc, Path runDir) {
         close();
-        if (quiet) {
+        if (style.quiet()) {
             frontierLines(doc);
             return;
         }
@@ -427,10 +410,10 @@ final class Console implements RunListener, AutoCloseable {
             }
             closed = true;
             t = ticker;
-            if (live && together && !quiet) {
+            if (style.live() && style.together() && !style.quiet()) {
                 eraseBlock();
                 out.flush();
-            } else if (live && !running.isEmpty() && !quiet) {
+            } else if (style.live() && !running.isEmpty() && !style.quiet()) {
                 out.print("\r" + ERASE_TO_END);
                 out.flush();
             }

@@ -167,7 +167,8 @@ final class RunCommand implements Callable<Integer> {
             throws IOException, RunFolder.Refused, Exploration.ResumeMismatch, Preflight.Refused {
         int before = folder == null ? 0 : folder.results().scenarios().size();
         Run.Result result;
-        try (Console console = new Console(stdout, quiet, verbose, before, parallel > 1)) {
+        try (Console console =
+                new Console(stdout, Console.Style.of(quiet, verbose, parallel > 1), before, System::nanoTime)) {
             Run run = new Run(console, stdout::println, given, parallel, interrupts::finishing);
             result = folder == null ? run.start(e, Experiments.text(file), file, out) : run.resume(folder, e);
             console.summary(result.document(), result.dir());

@@ -43,18 +43,19 @@ public record LoadPlan(
     }
 
     public LoadPlan {
+        // In the order of the components, so that a new one gets its check beside its neighbours'.
         Objects.requireNonNull(baseUrl, "baseUrl");
         Objects.requireNonNull(model, "model");
-        Objects.requireNonNull(range, "range");
-        Objects.requireNonNull(requestTimeout, "requestTimeout");
-        Objects.requireNonNull(limits, "limits");
         require(targetLen >= 1, "targetLen must be at least 1, got " + targetLen);
         require(outputLen >= 1, "outputLen must be at least 1, got " + outputLen);
         require(numPrompts >= 1, "numPrompts must be at least 1, got " + numPrompts);
         require(maxConcurrency >= 1, "maxConcurrency must be at least 1, got " + maxConcurrency);
         require(requestRate > 0, "requestRate must be positive (or infinite), got " + requestRate);
         require(warmup >= 0, "warmup must not be negative, got " + warmup);
+        Objects.requireNonNull(range, "range");
+        Objects.requireNonNull(requestTimeout, "requestTimeout");
         require(requestTimeout.isPositive(), "requestTimeout must be positive, got " + requestTimeout);
+        Objects.requireNonNull(limits, "limits");
     }
 
     private static void require(boolean condition, String message) {

@@ -367,11 +367,8 @@ final class StepRunner {
         }
         Scenario.Builder step = f.isPresent()
                 ? failed(backend, cmd, target, live.logRelative(), server, f.get())
-                : base(backend, cmd, target).server(server).log(live.logRelative());
-        return step.metrics(metrics)
-                .verification(verification(result.measured(), target))
-                .requests(requests)
-                .warnings(warnings)
+                : base(backend, cmd, target).server(server, live.logRelative());
+        return step.measured(metrics, verification(result.measured(), target), requests, warnings)
                 .build();
     }
 
@@ -466,7 +463,7 @@ final class StepRunner {
                 stop.leftoverPids(),
                 stop.memoryAfterMib(),
                 stop.outsideGroupPids());
-        return s.toBuilder().server(server).build();
+        return s.toBuilder().server(server, s.log()).build();
     }
 
     /**
@@ -494,7 +491,7 @@ final class StepRunner {
                 ? "skipped: the step at " + because.targetLen() + " failed with "
                         + because.outcome().id() + ", which says nothing about length, so this backend stopped"
                 : "skipped: the step at " + because.targetLen() + " failed and sweep.stop_after_failure is true";
-        return base(backend, cmd, target).outcome(Outcome.SKIPPED, why).build();
+        return base(backend, cmd, target).outcome(Outcome.SKIPPED, why, null).build();
     }
 
     private static Scenario.Builder base(Backend backend, ServerCommand cmd, long target) {
@@ -515,10 +512,8 @@ final class StepRunner {
             s = Scenario.Server.ofHints(f.kvCapacityTokens(), f.maxContextHint(), f.hintKind());
         }
         return base(backend, cmd, target)
-                .outcome(Outcome.failed(f.failureClass()), f.sentence())
-                .failure(failure)
-                .server(s)
-                .log(logRelative);
+                .outcome(Outcome.failed(f.failureClass()), f.sentence(), failure)
+                .server(s, logRelative);
     }
 
     private static Scenario.Server facts(ServerHandle h, Readiness ready, Capacity capacity) {

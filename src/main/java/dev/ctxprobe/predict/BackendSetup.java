@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -42,14 +43,10 @@ final class BackendSetup {
     private final Facts base = new Facts();
     private final Map<String, Boolean> follows = new HashMap<>();
 
-    private boolean configLooked;
-    private ModelConfig config;
-    private boolean weightsLooked;
-    private Long weights;
-    private boolean memoryLooked;
-    private Long memory;
-    private boolean devicesLooked;
-    private Integer devices;
+    private final Once<ModelConfig> config = new Once<>(this::findConfig);
+    private final Once<Long> weights = new Once<>(this::findWeights);
+    private final Once<Long> memory = new Once<>(this::findMemory);
+    private final Once<Integer> devices = new Once<>(this::findDevices);
 
     BackendSetup(Experiment experiment, Backend backend, PredictInputs given) {
         this.experiment = experiment;
@@ -125,10 +122,10 @@ final class BackendSetup {
 
     /** The model's config.json, or null (recorded as missing) when none is given or found. */
     ModelConfig config() {
-        if (configLooked) {
-            return config;
-        }
-        configLooked = true;
+        return config.get();
+    }
+
+    private ModelConfig findConfig() {
         Path file;
         Source source;
         String where;
@@ -158,105 +155,153 @@ final class BackendSetup {
             }
         }
         try {
-            config = ModelConfig.read(file);
+            ModelConfig read = ModelConfig.read(file);
             base.input("model config", file.toString(), source, where);
-            base.input("architecture", config.architecture(), Source.FILE, file.toString());
+            base.input("architecture", read.architecture(), Source.FILE, file.toString());
+            return read;
         } catch (IOException e) {
             base.missing("model config", file + " (" + where + ") cannot be used: " + e.getMessage());
+            return null;
         }
-        return config;
     }
 
     /** The weights in bytes, or null (recorded as missing). */
     Long weightsBytes() {
-        if (weightsLooked) {
-            return weights;
-        }
-        weightsLooked = true;
-        if (given.weightsGib() != null) {
-            weights = gib(given.weightsGib());
-            base.input("weights", Format.gib(weights), Source.FLAG, "--weights-gib");
-        } else if (backend.weightsGib() != null) {
-            weights = gib(backend.weightsGib());
-            base.input("weights", Format.gib(weights), Source.EXPERIMENT, at + ".weights_gib");
-        } else if (experiment.weightsGib() != null) {
-            weights = gib(experiment.weightsGib());
-            base.input("weights", Format.gib(weights), Source.EXPERIMENT, "weights_gib");
-        } else {
-            Path index = indexFile();
-            Long total = index == null ? null : totalSize(index);
-            if (total != null) {
-                weights = total;
-                base.input("weights", Format.gib(weights), Source.FILE, index + " metadata.total_size");
-            } else {
-                base.missing(
-                        "weights",
-                        "no model.safetensors.index.json with metadata.total_size beside the model config: give"
-                                + " 'weights_gib: N' in the experiment");
-            }
-        }
-        return weights;
+        return weights.get();
     }
 
     /** Memory of one accelerator in bytes, or null (recorded as missing). */
     Long memoryPerDevice() {
-        if (memoryLooked) {
-            return memory;
+        return memory.get();
+    }
+
+    /** Accelerators on the machine, or null when neither declared nor detected (not an error by itself). */
+    Integer devices() {
+        return devices.get();
+    }
+
+    private Long findWeights() {
+        Long found = first(
+                "weights",
+                () -> inGib(given.weightsGib(), Source.FLAG, "--weights-gib"),
+                () -> inGib(backend.weightsGib(), Source.EXPERIMENT, at + ".weights_gib"),
+                () -> inGib(experiment.weightsGib(), Source.EXPERIMENT, "weights_gib"),
+                this::indexedWeights);
+        if (found == null) {
+            base.missing(
+                    "weights",
+                    "no model.safetensors.index.json with metadata.total_size beside the model config: give"
+                            + " 'weights_gib: N' in the experiment");
         }
-        memoryLooked = true;
+        return found;
+    }
+
+    private Known<Long> indexedWeights() {
+        Path index = indexFile();
+        Long total = index == null ? null : totalSize(index);
+        return new Known<>(
+                total, total == null ? null : Format.gib(total), Source.FILE, index + " metadata.total_size");
+    }
+
+    private Long findMemory() {
         Experiment.HardwareSpec declared = experiment.hardware();
-        if (given.memoryGib() != null) {
-            memory = gib(given.memoryGib());
-            base.input("memory per device", Format.gib(memory), Source.FLAG, "--memory-gib");
-        } else if (declared != null && declared.memoryGib() != null) {
-            memory = gib(declared.memoryGib());
-            base.input("memory per device", Format.gib(memory), Source.EXPERIMENT, "hardware.memory_gib");
-        } else if (given.detected() != null && !given.detected().devices().isEmpty()) {
-            Long smallest = given.detected().devices().stream()
-                    .map(Device::memTotalMiB)
-                    .filter(Objects::nonNull)
-                    .min(Long::compare)
-                    .orElse(null);
-            if (smallest != null) {
-                memory = smallest << 20;
-                base.input(
-                        "memory per device",
-                        Format.gib(memory) + " (" + Format.tokens(smallest) + " MiB, the smallest device)",
-                        Source.DETECTED,
-                        given.detected().source());
-            }
-        }
-        if (memory == null) {
+        Long found = first(
+                "memory per device",
+                () -> inGib(given.memoryGib(), Source.FLAG, "--memory-gib"),
+                () -> inGib(declared == null ? null : declared.memoryGib(), Source.EXPERIMENT, "hardware.memory_gib"),
+                this::detectedMemory);
+        if (found == null) {
             base.missing(
                     "memory per device",
                     "neither declared in the experiment nor detected on this machine: give 'hardware:"
                             + " {memory_gib: N}'");
         }
-        return memory;
+        return found;
     }
 
-    /** Accelerators on the machine, or null when neither declared nor detected (not an error by itself). */
-    Integer devices() {
-        if (devicesLooked) {
-            return devices;
+    private Known<Long> detectedMemory() {
+        Long smallest = given.detected() == null
+                ? null
+                : given.detected().devices().stream()
+                        .map(Device::memTotalMiB)
+                        .filter(Objects::nonNull)
+                        .min(Long::compare)
+                        .orElse(null);
+        if (smallest == null) {
+            return new Known<>(null, null, Source.DETECTED, null);
         }
-        devicesLooked = true;
+        long bytes = smallest << 20;
+        String shown = Format.gib(bytes) + " (" + Format.tokens(smallest) + " MiB, the smallest device)";
+        return new Known<>(bytes, shown, Source.DETECTED, given.detected().source());
+    }
+
+    private Integer findDevices() {
         Experiment.HardwareSpec declared = experiment.hardware();
-        if (given.devices() != null) {
-            devices = given.devices();
-            base.input("devices", Integer.toString(devices), Source.FLAG, "--devices");
-        } else if (declared != null && declared.devices() != null) {
-            devices = declared.devices();
-            base.input("devices", Integer.toString(devices), Source.EXPERIMENT, "hardware.devices");
-        } else if (given.detected() != null && !given.detected().devices().isEmpty()) {
-            devices = given.detected().devices().size();
-            base.input(
-                    "devices",
-                    Integer.toString(devices),
-                    Source.DETECTED,
-                    given.detected().source());
+        Integer detected =
+                given.detected() == null || given.detected().devices().isEmpty()
+                        ? null
+                        : given.detected().devices().size();
+        return first(
+                "devices",
+                () -> counted(given.devices(), Source.FLAG, "--devices"),
+                () -> counted(declared == null ? null : declared.devices(), Source.EXPERIMENT, "hardware.devices"),
+                () -> counted(
+                        detected,
+                        Source.DETECTED,
+                        detected == null ? null : given.detected().source()));
+    }
+
+    /**
+     * What one source tells of a value: the value (null when it tells nothing), its text in the plan, where it came
+     * from.
+     */
+    private record Known<T>(T value, String shown, Source source, String where) {}
+
+    private static Known<Long> inGib(Double gib, Source source, String where) {
+        Long bytes = gib == null ? null : gib(gib);
+        return new Known<>(bytes, bytes == null ? null : Format.gib(bytes), source, where);
+    }
+
+    private static Known<Integer> counted(Integer n, Source source, String where) {
+        return new Known<>(n, n == null ? null : Integer.toString(n), source, where);
+    }
+
+    // The first source that tells the value wins and is recorded as an input; later sources are not asked (one of
+    // them reads a file).
+    @SafeVarargs
+    private <T> T first(String name, Supplier<Known<T>>... sources) {
+        for (Supplier<Known<T>> source : sources) {
+            Known<T> k = source.get();
+            if (k.value() != null) {
+                base.input(name, k.shown(), k.source(), k.where());
+                return k.value();
+            }
         }
-        return devices;
+        return null;
+    }
+
+    /** A look-up done once, when first asked for; null is an answer too. */
+    private static final class Once<T> {
+        private final Supplier<T> find;
+        private boolean looked;
+        private T value;
+
+        Once(Supplier<T> find) {
+            this.find = find;
+        }
+
+        T get() {
+            if (!looked) {
+                looked = true;
+                value = find.get();
+            }
+            return value;
+        }
+
+        /** The value when it was looked up already, else null (without looking it up). */
+        T ifLooked() {
+            return looked ? value : null;
+        }
     }
 
     private Path modelDir() {
@@ -276,7 +321,7 @@ final class BackendSetup {
     }
 
     private Path indexFile() {
-        ModelConfig cfg = configLooked ? config : null;
+        ModelConfig cfg = config.ifLooked();
         if (cfg != null) {
             Path beside = cfg.file().toAbsolutePath().getParent().resolve("model.safetensors.index.json");
             if (Files.isRegularFile(beside)) {

@@ -48,27 +48,33 @@ final class Checks {
     }
 
     /**
-     * What is left for the KV cache on each device when the engine takes {@code fraction} ({@code fractionName}) of
-     * its memory and each of {@code ranks} ranks holds its share of the weights, shown in {@code lines} with the
-     * engine's {@code source}; null when the memory or the weights are not known.
+     * How an engine sizes its KV memory before a launch: a share of each device's memory, less each rank's part of
+     * the weights.
+     *
+     * @param fractionName the engine's name for the share ({@code gpu_memory_utilization})
+     * @param what what the memory left is for, in the engine's words
+     * @param source where the engine computes it
+     * @param unknown what the engine also takes at startup that is not known before a launch, recorded as an
+     *     assumption with every figure
+     */
+    record MemoryShare(String fractionName, String what, String source, String unknown) {}
+
+    /**
+     * What is left on each device when the engine takes {@code fraction} of its memory and each of {@code ranks}
+     * ranks holds its part of the weights, shown in {@code lines}; null when the memory or the weights are not known.
      */
     static Long leftBesideWeights(
-            BackendSetup s,
-            double fraction,
-            String fractionName,
-            int ranks,
-            List<String> lines,
-            String what,
-            String source) {
+            BackendSetup s, Facts f, MemoryShare share, double fraction, int ranks, List<String> lines) {
         Long memory = s.memoryPerDevice();
         Long weights = s.weightsBytes();
         if (memory == null || weights == null) {
             return null;
         }
         long available = Math.round(memory * fraction) - weights / ranks;
-        lines.add("available for " + what + " per device: " + Format.gib(memory) + " x " + Format.decimal(fraction)
-                + " " + fractionName + " - " + Format.gib(weights) + " weights / " + ranks + " ranks = "
-                + Format.gib(available) + " (" + source + ")");
+        lines.add("available for " + share.what() + " per device: " + Format.gib(memory) + " x "
+                + Format.decimal(fraction) + " " + share.fractionName() + " - " + Format.gib(weights) + " weights / "
+                + ranks + " ranks = " + Format.gib(available) + " (" + share.source() + ")");
+        f.assume(share.unknown());
         return available;
     }
 

@@ -13,6 +13,13 @@ final class SglangModel extends EngineModel {
     /** Tokens below min(context_len, max_total_num_tokens) a prompt cannot use: the -1, the -5 and the {@code >=}. */
     private static final long RESERVE = EngineProfiles.SGLANG_PROMPT_RESERVE;
 
+    private static final Checks.MemoryShare MEMORY = new Checks.MemoryShare(
+            "mem_fraction_static",
+            "the pool",
+            "model_runner_kv_cache_mixin.py: free memory after loading - total x (1 - mem_fraction_static)",
+            "memory SGLang's processes hold before the weights load (CUDA context, communication buffers) is not known"
+                    + " before a launch and counts as 0: a KV-memory bound is an upper bound");
+
     /** ServerArgs.swa_full_tokens_ratio. */
     private static final double SWA_RATIO = 0.8;
     /** SGLang's DeepSeek-V4 defaults replace an unset ratio with 0.1 and unset max_running_requests with 256. */
@@ -287,19 +294,6 @@ final class SglangModel extends EngineModel {
                             + " pass --mem-fraction-static in the command");
             return null;
         }
-        Long available = Checks.leftBesideWeights(
-                s,
-                fraction,
-                "mem_fraction_static",
-                tp * pp,
-                lines,
-                "the pool",
-                "model_runner_kv_cache_mixin.py: free memory after loading - total x (1 - mem_fraction_static)");
-        if (available == null) {
-            return null;
-        }
-        f.assume("memory SGLang's processes hold before the weights load (CUDA context, communication buffers) is"
-                + " not known before a launch and counts as 0: a KV-memory bound is an upper bound");
-        return available;
+        return Checks.leftBesideWeights(s, f, MEMORY, fraction, tp * pp, lines);
     }
 }

@@ -15,6 +15,13 @@ final class VllmModel extends EngineModel {
     /** vLLM's default since it was raised from 0.9; an experiment should pass it explicitly. */
     private static final double DEFAULT_GPU_MEMORY_UTILIZATION = 0.92;
 
+    private static final Checks.MemoryShare MEMORY = new Checks.MemoryShare(
+            "gpu_memory_utilization",
+            "the KV cache",
+            "vllm/v1/worker/gpu_worker.py determine_available_memory, less what its profile run measures",
+            "the activation peak, CUDA graphs and communication buffers vLLM measures at startup are not known before a"
+                    + " launch and count as 0: a KV-memory bound is an upper bound");
+
     private static final long GIB_70 = 70L << 30;
     // DeepSeek-V4 (vllm/model_executor/layers/deepseek_v4_attention.py): 448 B fp8 NoPE + 128 B bf16 RoPE + 7 B
     // scales + 1 B pad per token, pages padded to FlashMLA's 576 B.
@@ -340,20 +347,7 @@ final class VllmModel extends EngineModel {
                     Source.DEFAULT,
                     "current vLLM's default (0.9 in older releases): pass it explicitly");
         }
-        Long available = Checks.leftBesideWeights(
-                s,
-                util,
-                "gpu_memory_utilization",
-                tp * pp,
-                details,
-                "the KV cache",
-                "vllm/v1/worker/gpu_worker.py determine_available_memory, less what its profile run measures");
-        if (available == null) {
-            return null;
-        }
-        f.assume("the activation peak, CUDA graphs and communication buffers vLLM measures at startup are not known"
-                + " before a launch and count as 0: a KV-memory bound is an upper bound");
-        return available;
+        return Checks.leftBesideWeights(s, f, MEMORY, util, tp * pp, details);
     }
 
     private static int perStage(int layers, int stages) {

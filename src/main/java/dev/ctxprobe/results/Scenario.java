@@ -54,14 +54,9 @@ public record Scenario(
 
     public Builder toBuilder() {
         return new Builder(backend, targetLen, maxModelLen, serverArgs)
-                .metrics(metrics)
-                .outcome(outcome, error)
-                .failure(failure)
-                .server(server)
-                .verification(verification)
-                .log(log)
-                .requests(requests)
-                .warnings(warnings);
+                .measured(metrics, verification, requests, warnings)
+                .outcome(outcome, error, failure)
+                .server(server, log);
     }
 
     /** This step as a frontier sees it. */
@@ -98,45 +93,30 @@ public record Scenario(
             return this;
         }
 
-        public Builder metrics(StepMetrics m) {
+        /** What the step's requests showed; {@code m} is null when none succeeded. */
+        public Builder measured(StepMetrics m, Verification v, List<Request> r, List<String> w) {
             this.metrics = m;
+            this.verification = v;
+            this.requests = r;
+            this.warnings = w;
             return this;
         }
 
-        /** How the step ended, with the seeds' one-sentence {@code error} (null on success). */
-        public Builder outcome(Outcome o, String errorSentence) {
+        /**
+         * How the step ended: the seeds' one-sentence {@code error} (null on success) and, for a failure, what
+         * proves it (null otherwise).
+         */
+        public Builder outcome(Outcome o, String errorSentence, Failure f) {
             this.outcome = o;
             this.error = errorSentence;
-            return this;
-        }
-
-        public Builder failure(Failure f) {
             this.failure = f;
             return this;
         }
 
-        public Builder server(Server s) {
+        /** The step's server and its log, relative to the run folder (either may be null). */
+        public Builder server(Server s, String logRelative) {
             this.server = s;
-            return this;
-        }
-
-        public Builder verification(Verification v) {
-            this.verification = v;
-            return this;
-        }
-
-        public Builder log(String relativePath) {
-            this.log = relativePath;
-            return this;
-        }
-
-        public Builder requests(List<Request> r) {
-            this.requests = r;
-            return this;
-        }
-
-        public Builder warnings(List<String> w) {
-            this.warnings = w;
+            this.log = logRelative;
             return this;
         }
 
@@ -248,42 +228,23 @@ public record Scenario(
 
         /** This server with {@code hint} as its hint, limiting {@code kind} (null: the profile's kind). */
         public Server withHint(Long hint, HintKind kind) {
-            return new Server(
-                    id,
-                    startupS,
-                    queuedS,
-                    readyVia,
-                    pid,
-                    exitCode,
-                    ended,
-                    stoppedCleanly,
-                    leftoverPids,
-                    kvCapacityTokens,
-                    hint,
-                    kind,
-                    capacity,
-                    memoryBeforeMib,
-                    memoryAfterMib,
-                    outsideGroupPids);
+            return withLimits(hint, kind, capacity);
         }
 
         /** This server with what it stated about its limits. */
         public Server withCapacity(ServedCapacity stated) {
-            return new Server(
-                    id,
-                    startupS,
-                    queuedS,
-                    readyVia,
-                    pid,
+            return withLimits(maxContextHint, hintKind, stated);
+        }
+
+        private Server withLimits(Long hint, HintKind kind, ServedCapacity stated) {
+            return with(
+                    hint,
+                    kind,
+                    stated,
                     exitCode,
                     ended,
                     stoppedCleanly,
                     leftoverPids,
-                    kvCapacityTokens,
-                    maxContextHint,
-                    hintKind,
-                    stated,
-                    memoryBeforeMib,
                     memoryAfterMib,
                     outsideGroupPids);
         }
@@ -291,20 +252,35 @@ public record Scenario(
         /** What the stop of the server showed, with the processes it found outside the server's group. */
         public Server withStop(
                 Termination how, boolean clean, List<Long> leftovers, List<Long> memoryAfter, List<Long> outside) {
+            Integer code = how == null ? null : how.shellCode();
+            return with(maxContextHint, hintKind, capacity, code, how, clean, leftovers, memoryAfter, outside);
+        }
+
+        // What is learnt after the launch; the rest (how it was started and became ready) stays.
+        private Server with(
+                Long hint,
+                HintKind kind,
+                ServedCapacity stated,
+                Integer code,
+                Termination how,
+                Boolean clean,
+                List<Long> leftovers,
+                List<Long> memoryAfter,
+                List<Long> outside) {
             return new Server(
                     id,
                     startupS,
                     queuedS,
                     readyVia,
                     pid,
-                    how == null ? null : how.shellCode(),
+                    code,
                     how,
                     clean,
                     leftovers,
                     kvCapacityTokens,
-                    maxContextHint,
-                    hintKind,
-                    capacity,
+                    hint,
+                    kind,
+                    stated,
                     memoryBeforeMib,
                     memoryAfter,
                     outside);

@@ -28,8 +28,17 @@ import java.util.function.Consumer;
  * One run of an experiment in its folder: the launchers its backends name, the exploration, the results saved after
  * every step, and the report at the end. The caller (the command line) chooses the folder, listens, and turns the
  * result into an exit code.
+ *
+ * @param listener hears of every step as it starts and ends (from several threads when {@code parallel} is above 1)
+ * @param notices lines for the user beside the steps (leftover servers stopped)
+ * @param predictInputs what the predictions a search starts from use besides the file and this machine ({@code
+ *     --model-config}, {@code --weights-gib}, {@code --devices}, {@code --memory-gib})
+ * @param parallel how many backends are explored at once
+ * @param finishing called once the servers are stopped, before the results and the report are saved: from then on
+ *     nothing must interrupt the run's thread (a signal handler stops interrupting it)
  */
-public final class Run {
+public record Run(
+        RunListener listener, Consumer<String> notices, PredictInputs predictInputs, int parallel, Runnable finishing) {
     /** How a run ended. */
     public enum Ending {
         COMPLETED,
@@ -43,45 +52,12 @@ public final class Run {
      */
     public record Result(Ending ending, ResultDocument document, Path dir, Path report, String reportProblem) {}
 
-    private final RunListener listener;
-    private final Consumer<String> notices;
-    private final PredictInputs predictInputs;
-    private final int parallel;
-    private final Runnable finishing;
-
-    /**
-     * @param listener hears of every step as it starts and ends (from several threads when {@code parallel} is
-     *     above 1)
-     * @param notices lines for the user beside the steps (leftover servers stopped)
-     */
     public Run(RunListener listener, Consumer<String> notices) {
         this(listener, notices, PredictInputs.none(), 1);
     }
 
-    /**
-     * @param predictInputs what the predictions a search starts from use besides the file and this machine
-     *     ({@code --model-config}, {@code --weights-gib}, {@code --devices}, {@code --memory-gib})
-     * @param parallel how many backends are explored at once
-     */
     public Run(RunListener listener, Consumer<String> notices, PredictInputs predictInputs, int parallel) {
         this(listener, notices, predictInputs, parallel, () -> {});
-    }
-
-    /**
-     * @param finishing called once the servers are stopped, before the results and the report are saved: from then
-     *     on nothing must interrupt the run's thread (a signal handler stops interrupting it)
-     */
-    public Run(
-            RunListener listener,
-            Consumer<String> notices,
-            PredictInputs predictInputs,
-            int parallel,
-            Runnable finishing) {
-        this.listener = listener;
-        this.notices = notices;
-        this.predictInputs = predictInputs;
-        this.parallel = parallel;
-        this.finishing = finishing;
     }
 
     /**

@@ -41,14 +41,14 @@ class ConsoleTest {
 
     private static Scenario failed(long target) {
         return Scenario.builder("vllm", target, target + 1024, "vllm serve")
-                .outcome(Outcome.failed(FailureClass.STARTUP_TIMEOUT), "startup_timeout: not ready after 30 s")
+                .outcome(Outcome.failed(FailureClass.STARTUP_TIMEOUT), "startup_timeout: not ready after 30 s", null)
                 .build();
     }
 
     @Test
     void withoutATerminalAPlainLineComesAfterEach30sOfOnePhase() throws Exception {
         Path log = Files.writeString(dir.resolve("s.log"), "INFO 07-08 14:35:01 [core.py:1] Loading weights\n");
-        Console c = new Console(out, false, false, 0, false, now::get);
+        Console c = new Console(out, new Console.Style(false, false, false, false), 0, now::get);
         c.stepStarting("vllm", 65_536, 66_560);
         c.stepPhase("vllm", 65_536, StepPhase.QUEUED, null);
         advance(1);
@@ -75,7 +75,7 @@ class ConsoleTest {
 
     @Test
     void stepsAreNumberedAlikeWhenTheyStartAndWhenTheyEnd() {
-        Console c = new Console(out, false, true, 0, false, now::get);
+        Console c = new Console(out, new Console.Style(false, true, false, false), 0, now::get);
         c.stepStarting("vllm", 1000, 2024);
         Scenario first = failed(1000);
         c.stepFinished(first, docWith(first));
@@ -92,7 +92,7 @@ class ConsoleTest {
 
     @Test
     void onATerminalTheLineIsRedrawnInPlaceAndFinishedThere() {
-        Console c = new Console(out, false, false, 0, true, now::get);
+        Console c = new Console(out, new Console.Style(false, false, true, false), 0, now::get);
         c.stepStarting("vllm", 1000, 2024);
         c.stepPhase("vllm", 1000, StepPhase.LOADING, null);
         advance(3);
@@ -113,7 +113,7 @@ class ConsoleTest {
 
     @Test
     void withBackendsAtOnceEachLiveStepHasItsLineBelowTheFinishedOnes() {
-        Console c = new Console(out, false, false, 0, true, now::get, true);
+        Console c = new Console(out, new Console.Style(false, false, true, true), 0, now::get);
         c.stepStarting("vllm", 1000, 2024);
         c.stepStarting("sglang", 4000, 5024);
         c.stepPhase("sglang", 4000, StepPhase.LOADING, null);
@@ -138,7 +138,7 @@ class ConsoleTest {
 
     @Test
     void quietPrintsNoProgress() {
-        Console c = new Console(out, true, false, 0, true, now::get);
+        Console c = new Console(out, new Console.Style(true, false, true, false), 0, now::get);
         c.stepStarting("vllm", 1000, 2024);
         c.stepPhase("vllm", 1000, StepPhase.LOADING, null);
         advance(60);

@@ -82,6 +82,8 @@ class EscapeIT {
         Path out = dir.resolve("out");
         ctxprobe = FaultRuns.startCtxprobe(dir.resolve("ctxprobe.log"), "run", exp.toString(), "--out", out.toString());
         FaultRuns.awaitServerUp(out, "escapekill", "Application startup complete.", 30);
+        // The daemon's line comes from a background shell and may follow the ready line.
+        FaultRuns.awaitServerUp(out, "escapekill", "INFO daemon pid", 30);
         Path runDir = FaultRuns.runDir(out, "escapekill").orElseThrow();
         Path logs = runDir.resolve("logs");
         String log;

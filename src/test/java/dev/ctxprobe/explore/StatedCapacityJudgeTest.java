@@ -137,8 +137,8 @@ class StatedCapacityJudgeTest {
     void theSearchReadsTheHintKindTheStepRecordedAndMarksAHangAtCapacity() {
         Scenario.Server server = Scenario.Server.ofHints(null, 1_048_576L, HintKind.MAX_MODEL_LEN);
         Scenario rejected = Scenario.builder("sglang", 1_048_576, 1_049_600, "sglang serve")
-                .outcome(Outcome.failed(FailureClass.CONFIG_REJECTED), "server failed to start")
-                .server(server)
+                .outcome(Outcome.failed(FailureClass.CONFIG_REJECTED), "server failed to start", null)
+                .server(server, null)
                 .build();
         Probe p = Exploration.probe(rejected, EngineProfiles.get("sglang"));
         // The profile's own kind is PROMPT_LEN; the rule's kind wins, so the search probes hint - pad at once.
@@ -146,12 +146,12 @@ class StatedCapacityJudgeTest {
 
         ServedCapacity fitted = new ServedCapacity(20_000L, 19_999L, 20_000L, null, null, null, null, null, null);
         Scenario hung = Scenario.builder("vllm", 19_968, 19_984, "vllm serve")
-                .outcome(Outcome.failed(FailureClass.TIMEOUT), "request failed")
-                .server(Scenario.Server.ofHints(null, null, null).withCapacity(fitted))
+                .outcome(Outcome.failed(FailureClass.TIMEOUT), "request failed", null)
+                .server(Scenario.Server.ofHints(null, null, null).withCapacity(fitted), null)
                 .build();
         assertThat(Exploration.probe(hung, VLLM).hangAtCapacity()).isTrue();
         Scenario passed = Scenario.builder("vllm", 8192, 9216, "vllm serve")
-                .server(Scenario.Server.ofHints(1_000_000L, null, null))
+                .server(Scenario.Server.ofHints(1_000_000L, null, null), null)
                 .build();
         // vLLM's KV figure is no pool size for every model: it does not steer.
         assertThat(Exploration.probe(passed, VLLM).hintTokens()).isNull();

@@ -18,12 +18,14 @@ class FrontierLineTest {
         Stats ttft = Stats.of(new double[] {ttftMs});
         StepMetrics m =
                 new StepMetrics(1, 1, ttftMs / 1000, 1, target, 1, target, 1, ttft, ttft, Stats.EMPTY, Stats.EMPTY);
-        return Scenario.builder("b", target, target + 1024, "serve").metrics(m).build();
+        return Scenario.builder("b", target, target + 1024, "serve")
+                .measured(m, null, null, null)
+                .build();
     }
 
     private static Scenario failed(long target, FailureClass c) {
         return Scenario.builder("b", target, target + 1024, "serve")
-                .outcome(Outcome.failed(c), "server failed to start: no")
+                .outcome(Outcome.failed(c), "server failed to start: no", null)
                 .build();
     }
 
@@ -64,7 +66,7 @@ class FrontierLineTest {
     void aSeedsFailureWithoutAClassShowsItsSentence() {
         Frontier f = new Frontier(917_504L, 1_048_576L, 0.14, 9, null, List.of(), null, null, null, null);
         Scenario seedFailure = Scenario.builder("vllm", 1_048_576, 1_049_600, "vllm serve")
-                .outcome(Outcome.UNCLASSIFIED, "server failed to start")
+                .outcome(Outcome.UNCLASSIFIED, "server failed to start", null)
                 .build();
 
         assertThat(FrontierLine.answer(f, List.of(seedFailure)))

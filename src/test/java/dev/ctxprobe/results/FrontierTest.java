@@ -62,10 +62,10 @@ class FrontierTest {
     void aSeedsUnclassifiedFailureBoundsTheLengthAndSkippedStepsAreNotLaunches() {
         Scenario ok = Scenario.builder("vllm", 917_504, 918_528, "vllm serve").build();
         Scenario failed = Scenario.builder("vllm", 1_048_576, 1_049_600, "vllm serve")
-                .outcome(Outcome.UNCLASSIFIED, "server failed to start")
+                .outcome(Outcome.UNCLASSIFIED, "server failed to start", null)
                 .build();
         Scenario skipped = Scenario.builder("vllm", 2_097_152, 2_098_176, "vllm serve")
-                .outcome(Outcome.SKIPPED, "skipped")
+                .outcome(Outcome.SKIPPED, "skipped", null)
                 .build();
 
         Frontier f = Frontier.ofSteps(List.of(ok, failed, skipped));
