@@ -104,7 +104,8 @@ public final class CompletionClient implements AutoCloseable {
             exchange.post(target, extraHeaders, "application/json", "text/event-stream", request.body());
             Http1Exchange.Head head = exchange.readHead();
             reading.status = head.status();
-            reading.counting = new StreamReading.CountingSource(exchange.body(head), limits.responseBytes());
+            reading.counting = new StreamReading.CountingSource(
+                    exchange.body(head), limits.responseBytes(), exchange::arrivalNanos);
             BufferedSource source = Okio.buffer(reading.counting);
             if (reading.status != 200) {
                 reading.outcome = RequestOutcome.HTTP_STATUS;

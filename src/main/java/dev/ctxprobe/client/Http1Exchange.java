@@ -4,8 +4,10 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ProtocolException;
-import java.net.Socket;
+import java.net.StandardSocketOptions;
 import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import okio.Buffer;
@@ -15,8 +17,10 @@ import okio.Source;
 import okio.Timeout;
 
 /**
- * One HTTP/1.1 request (a POST, or a plain GET) on its own blocking socket, read by hand: the client package's
- * transport. Written for the
+ * One HTTP/1.1 request on its own socket, read by hand: the client package's transport, a POST for completions and a
+ * plain GET for what a server states about itself ({@link PlainGet}). The request is written
+ * blocking by the stream's thread; the response is read off the socket by the {@link ReadLoop}, which stamps when its
+ * bytes came ({@link #arrivalNanos}), and parsed by the stream's thread. Written for the
  * TTFT clock (issue 17): at 64 and 1000 streams OkHttp's per-call machinery put the client's timing error at 6-20x
  * the floor of a bare socket per stream (p50 and p99, fresh processes) (BENCHMARKS.md, "Timing"), so this does no more than the request needs.
  * One request per connection ({@code Connection: close}), no redirects, no retries, no compression, no pooling.
@@ -58,21 +62,23 @@ final class Http1Exchange implements AutoCloseable {
     /** The response head: status and the headers that frame and type the body. */
     record Head(int status, String contentType, long contentLength, boolean chunked) {}
 
-    private final Socket socket;
+    private final SocketChannel channel;
+    /** The response's bytes as the loop reads them; null until the request is written. */
+    private volatile ReadLoop.Inbox inbox;
+
     private BufferedSource in;
     /** When the request's first byte went out, and when its body was fully written; 0 until then. */
     long sendStartNanos;
 
     long bodyEndNanos;
 
-    private Http1Exchange(Socket socket) {
-        this.socket = socket;
+    private Http1Exchange(SocketChannel channel) {
+        this.channel = channel;
     }
 
     /**
      * Connects to {@code target}; {@code timeoutMillis} bounds the connect. Reads have no timeout of their own: the
-     * caller's whole-request deadline, which starts earlier and is as long, closes the socket first. A socket timeout
-     * would also make every read of a virtual thread a timed park, a timer set and cancelled per read of every stream.
+     * caller's whole-request deadline, which starts earlier and is as long, closes the socket first.
      */
     static Http1Exchange open(Target target, int timeoutMillis) throws IOException {
         Http1Exchange exchange = unconnected();
@@ -81,28 +87,19 @@ final class Http1Exchange implements AutoCloseable {
     }
 
     /** An exchange whose socket is not connected yet: {@link #close()} from another thread also ends a connect. */
-    static Http1Exchange unconnected() {
-        return new Http1Exchange(new Socket());
+    static Http1Exchange unconnected() throws IOException {
+        return new Http1Exchange(SocketChannel.open());
     }
 
     /** Connects to {@code target}, bounded by {@code timeoutMillis}; the socket is closed when it fails. */
     void connect(Target target, int timeoutMillis) throws IOException {
         try {
-            socket.setTcpNoDelay(true);
-            socket.connect(new InetSocketAddress(target.host(), target.port()), timeoutMillis);
+            channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
+            channel.socket().connect(new InetSocketAddress(target.host(), target.port()), timeoutMillis);
         } catch (IOException | RuntimeException e) {
-            socket.close();
+            channel.close();
             throw e;
         }
-    }
-
-    /** Writes a GET of {@code target} with no body, in one write. */
-    void get(Target target, String extraHeaders) throws IOException {
-        String head = "GET " + target.path() + " HTTP/1.1\r\nHost: " + target.hostHeader()
-                + "\r\nUser-Agent: ctxprobe\r\nAccept: */*\r\nConnection: close\r\n" + extraHeaders + "\r\n";
-        var out = socket.getOutputStream();
-        out.write(head.getBytes(StandardCharsets.ISO_8859_1));
-        out.flush();
     }
 
     /**
@@ -111,20 +108,48 @@ final class Http1Exchange implements AutoCloseable {
      */
     void post(Target target, String extraHeaders, String contentType, String accept, byte[] body) throws IOException {
         byte[] headBytes = requestHead(target, extraHeaders, contentType, accept, body.length);
-        var out = socket.getOutputStream();
         if (headBytes.length + body.length <= 64 * 1024) {
             byte[] all = new byte[headBytes.length + body.length];
             System.arraycopy(headBytes, 0, all, 0, headBytes.length);
             System.arraycopy(body, 0, all, headBytes.length, body.length);
             sendStartNanos = System.nanoTime();
-            out.write(all);
+            writeFully(ByteBuffer.wrap(all));
         } else {
             sendStartNanos = System.nanoTime();
-            out.write(headBytes);
-            out.write(body);
+            writeFully(ByteBuffer.wrap(headBytes));
+            writeFully(ByteBuffer.wrap(body));
         }
-        out.flush();
         bodyEndNanos = System.nanoTime();
+        watchResponse();
+    }
+
+    /** Writes a GET of {@code target} with no body, in one write. */
+    void get(Target target, String extraHeaders) throws IOException {
+        String head = "GET " + target.path() + " HTTP/1.1\r\nHost: " + target.hostHeader()
+                + "\r\nUser-Agent: ctxprobe\r\nAccept: */*\r\nConnection: close\r\n" + extraHeaders + "\r\n";
+        writeFully(ByteBuffer.wrap(head.getBytes(StandardCharsets.ISO_8859_1)));
+        watchResponse();
+    }
+
+    // Watched from the request's last byte on: whatever the server answers from then is stamped as it comes.
+    private void watchResponse() throws IOException {
+        channel.configureBlocking(false);
+        inbox = ReadLoop.shared().watch(channel);
+        if (!channel.isOpen()) {
+            // Closed by the deadline between the write and the watch, so close() may not have seen the inbox.
+            inbox.close();
+        }
+    }
+
+    private void writeFully(ByteBuffer b) throws IOException {
+        while (b.hasRemaining()) {
+            channel.write(b);
+        }
+    }
+
+    /** When the bytes of the latest read of the response came off the socket (System.nanoTime). */
+    long arrivalNanos() {
+        return inbox.arrivalNanos();
     }
 
     /** The request line and headers of a POST of {@code length} bytes. */
@@ -139,7 +164,7 @@ final class Http1Exchange implements AutoCloseable {
 
     /** Reads the status line and headers, skipping any 1xx interim response. */
     Head readHead() throws IOException {
-        in = Okio.buffer(Okio.source(socket.getInputStream()));
+        in = Okio.buffer(Okio.source(inbox));
         return readHead(in);
     }
 
@@ -199,10 +224,20 @@ final class Http1Exchange implements AutoCloseable {
     /** Closes the socket; a thread blocked reading or writing it fails at once. Safe from any thread, repeatedly. */
     @Override
     public void close() {
+        ReadLoop.Inbox watched = inbox;
+        if (watched != null) {
+            watched.close();
+            return;
+        }
         try {
-            socket.close();
+            channel.close();
         } catch (IOException e) {
             // Closing is all that was asked; a socket that fails to close is closed as far as this request goes.
+        }
+        // Written meanwhile: its inbox must not outlive the close.
+        watched = inbox;
+        if (watched != null) {
+            watched.close();
         }
     }
 

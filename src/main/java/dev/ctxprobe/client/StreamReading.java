@@ -5,6 +5,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.function.LongSupplier;
 import okio.Buffer;
 import okio.BufferedSource;
 import okio.ForwardingSource;
@@ -337,25 +338,30 @@ final class StreamReading {
     }
 
     /**
-     * Counts body bytes and stamps each read from the network: events that came in one read share
-     * its arrival time, which is when the client could first have seen them.
+     * Counts body bytes and stamps each read: events that came in one read share its arrival time, which is when
+     * the client could first have seen them.
      */
     static final class CountingSource extends ForwardingSource {
         long bytes;
         long lastReadNanos;
         private final long limit;
+        private final LongSupplier arrival;
 
-        /** @param limit the most bytes the response may have; one more ends it */
-        CountingSource(Source delegate, long limit) {
+        /**
+         * @param limit the most bytes the response may have; one more ends it
+         * @param arrival when the bytes just read were first there to read (the transport's stamp)
+         */
+        CountingSource(Source delegate, long limit, LongSupplier arrival) {
             super(delegate);
             this.limit = limit;
+            this.arrival = arrival;
         }
 
         @Override
         public long read(Buffer sink, long byteCount) throws IOException {
             long read = super.read(sink, byteCount);
             if (read > 0) {
-                lastReadNanos = System.nanoTime();
+                lastReadNanos = arrival.getAsLong();
                 bytes += read;
                 if (bytes > limit) {
                     throw new TooLarge("the server sent more than " + ReadLimits.size(limit)

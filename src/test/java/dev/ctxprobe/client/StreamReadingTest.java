@@ -52,7 +52,7 @@ class StreamReadingTest {
 
     private static StreamReading read(ChunkSource chunks) throws IOException {
         StreamReading reading = new StreamReading(ReadLimits.forOutput(1));
-        reading.counting = new StreamReading.CountingSource(chunks, Long.MAX_VALUE);
+        reading.counting = new StreamReading.CountingSource(chunks, Long.MAX_VALUE, System::nanoTime);
         reading.readEvents(Okio.buffer(reading.counting));
         return reading;
     }
