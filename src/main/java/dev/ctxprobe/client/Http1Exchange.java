@@ -33,6 +33,9 @@ final class Http1Exchange implements AutoCloseable {
     /** The most one chunk-size line may hold, extensions included. */
     static final int CHUNK_LINE_BYTES = 8 * 1024;
 
+    /** The most one write of a request hands the socket. */
+    static final int WRITE_BYTES = 128 * 1024;
+
     /**
      * Where a request goes: host as a socket needs it, port, the Host header's value and the path. Plain HTTP only: every
      * endpoint ctxprobe measures is one it launched or was given as host and port (launch.Endpoint), never a TLS URL.
@@ -141,9 +144,13 @@ final class Http1Exchange implements AutoCloseable {
         }
     }
 
+    // NIO writes a heap buffer through a temporary direct buffer of all that remains, and keeps that buffer for the
+    // thread: a 10M-token body written whole cost its size again, twice over (peak RSS 147 -> 245 MB at 10M tokens).
+    // Slices of WRITE_BYTES, as a socket's OutputStream writes, keep that copy at WRITE_BYTES.
     private void writeFully(ByteBuffer b) throws IOException {
         while (b.hasRemaining()) {
-            channel.write(b);
+            ByteBuffer slice = b.slice(b.position(), Math.min(b.remaining(), WRITE_BYTES));
+            b.position(b.position() + channel.write(slice));
         }
     }
 
