@@ -17,7 +17,8 @@ import okio.Source;
 import okio.Timeout;
 
 /**
- * One HTTP/1.1 POST on its own socket, read by hand: the completions client's transport. The request is written
+ * One HTTP/1.1 request on its own socket, read by hand: the client package's transport, a POST for completions and a
+ * plain GET for what a server states about itself ({@link PlainGet}). The request is written
  * blocking by the stream's thread; the response is read off the socket by the {@link ReadLoop}, which stamps when its
  * bytes came ({@link #arrivalNanos}), and parsed by the stream's thread. Written for the
  * TTFT clock (issue 17): at 64 and 1000 streams OkHttp's per-call machinery put the client's timing error at 6-20x
@@ -32,8 +33,11 @@ final class Http1Exchange implements AutoCloseable {
     /** The most one chunk-size line may hold, extensions included. */
     static final int CHUNK_LINE_BYTES = 8 * 1024;
 
+    /** The most one write of a request hands the socket. */
+    static final int WRITE_BYTES = 128 * 1024;
+
     /**
-     * Where a POST goes: host as a socket needs it, port, the Host header's value and the path. Plain HTTP only: every
+     * Where a request goes: host as a socket needs it, port, the Host header's value and the path. Plain HTTP only: every
      * endpoint ctxprobe measures is one it launched or was given as host and port (launch.Endpoint), never a TLS URL.
      */
     record Target(String host, int port, String hostHeader, String path) {
@@ -80,11 +84,21 @@ final class Http1Exchange implements AutoCloseable {
      * caller's whole-request deadline, which starts earlier and is as long, closes the socket first.
      */
     static Http1Exchange open(Target target, int timeoutMillis) throws IOException {
-        SocketChannel channel = SocketChannel.open();
+        Http1Exchange exchange = unconnected();
+        exchange.connect(target, timeoutMillis);
+        return exchange;
+    }
+
+    /** An exchange whose socket is not connected yet: {@link #close()} from another thread also ends a connect. */
+    static Http1Exchange unconnected() throws IOException {
+        return new Http1Exchange(SocketChannel.open());
+    }
+
+    /** Connects to {@code target}, bounded by {@code timeoutMillis}; the socket is closed when it fails. */
+    void connect(Target target, int timeoutMillis) throws IOException {
         try {
             channel.setOption(StandardSocketOptions.TCP_NODELAY, true);
             channel.socket().connect(new InetSocketAddress(target.host(), target.port()), timeoutMillis);
-            return new Http1Exchange(channel);
         } catch (IOException | RuntimeException e) {
             channel.close();
             throw e;
@@ -109,7 +123,19 @@ final class Http1Exchange implements AutoCloseable {
             writeFully(ByteBuffer.wrap(body));
         }
         bodyEndNanos = System.nanoTime();
-        // Watched from the request's last byte on: whatever the server answers from then is stamped as it comes.
+        watchResponse();
+    }
+
+    /** Writes a GET of {@code target} with no body, in one write. */
+    void get(Target target, String extraHeaders) throws IOException {
+        String head = "GET " + target.path() + " HTTP/1.1\r\nHost: " + target.hostHeader()
+                + "\r\nUser-Agent: ctxprobe\r\nAccept: */*\r\nConnection: close\r\n" + extraHeaders + "\r\n";
+        writeFully(ByteBuffer.wrap(head.getBytes(StandardCharsets.ISO_8859_1)));
+        watchResponse();
+    }
+
+    // Watched from the request's last byte on: whatever the server answers from then is stamped as it comes.
+    private void watchResponse() throws IOException {
         channel.configureBlocking(false);
         inbox = ReadLoop.shared().watch(channel);
         if (!channel.isOpen()) {
@@ -118,9 +144,13 @@ final class Http1Exchange implements AutoCloseable {
         }
     }
 
+    // NIO writes a heap buffer through a temporary direct buffer of all that remains, and keeps that buffer for the
+    // thread: a 10M-token body written whole cost its size again, twice over (peak RSS 147 -> 245 MB at 10M tokens).
+    // Slices of WRITE_BYTES, as a socket's OutputStream writes, keep that copy at WRITE_BYTES.
     private void writeFully(ByteBuffer b) throws IOException {
         while (b.hasRemaining()) {
-            channel.write(b);
+            ByteBuffer slice = b.slice(b.position(), Math.min(b.remaining(), WRITE_BYTES));
+            b.position(b.position() + channel.write(slice));
         }
     }
 

@@ -2,20 +2,7 @@ package dev.ctxprobe.client;
 
 import java.io.IOException;
 import java.io.InterruptedIOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.List;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.FutureTask;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import okhttp3.Call;
-import okhttp3.ConnectionPool;
-import okhttp3.OkHttpClient;
-import okhttp3.Protocol;
-import okhttp3.Request;
-import okhttp3.Response;
-import okio.BufferedSource;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -34,13 +21,6 @@ public final class ModelDiscovery {
 
     private static final JsonMapper JSON = JsonMapper.builder().build();
 
-    // No connection is kept: each ask may find another server on the port.
-    private static final OkHttpClient HTTP = new OkHttpClient.Builder()
-            .protocols(List.of(Protocol.HTTP_1_1))
-            .retryOnConnectionFailure(false)
-            .connectionPool(new ConnectionPool(0, 1, TimeUnit.SECONDS))
-            .build();
-
     private ModelDiscovery() {}
 
     /**
@@ -58,7 +38,7 @@ public final class ModelDiscovery {
      * @throws InterruptedIOException when the thread is interrupted; its interrupt status is kept
      */
     public static String firstModelId(String baseUrl, Duration timeout, String apiKey) throws IOException {
-        Answer a = ask(baseUrl, timeout, apiKey);
+        PlainGet.Answer a = ask(baseUrl, timeout, apiKey);
         if (a.status() != 200) {
             throw new IOException("GET " + a.url() + " answered " + a.status() + ": " + head(a.body()));
         }
@@ -82,11 +62,8 @@ public final class ModelDiscovery {
         while (true) {
             long left = deadline - System.nanoTime();
             try {
-                Answer a = ask(
-                        baseUrl,
-                        Duration.ofNanos(Math.max(
-                                1, Math.min(left, Duration.ofSeconds(10).toNanos()))),
-                        apiKey);
+                PlainGet.Answer a =
+                        ask(baseUrl, Duration.ofNanos(Math.max(1, Math.min(left, ASK_LIMIT.toNanos()))), apiKey);
                 if (a.status() == 200) {
                     return idOf(a);
                 }
@@ -108,46 +85,18 @@ public final class ModelDiscovery {
         }
     }
 
-    private record Answer(String url, int status, String body) {}
-
-    private static Answer ask(String baseUrl, Duration timeout, String apiKey) throws IOException {
+    private static PlainGet.Answer ask(String baseUrl, Duration timeout, String apiKey) throws IOException {
         String url = CompletionClient.endpoint(baseUrl, "models");
-        Request.Builder b = new Request.Builder().url(url);
-        if (apiKey != null) {
-            b.header("Authorization", "Bearer " + apiKey);
+        PlainGet.Answer a = PlainGet.get(
+                url, apiKey == null ? null : "Bearer " + apiKey, timeout, MAX_BODY_BYTES, "ctxprobe-models");
+        if (a.body() == null) {
+            throw new IOException(
+                    "GET " + url + " sent more than " + ReadLimits.size(MAX_BODY_BYTES) + ", which is no model list");
         }
-        Call call = HTTP.newBuilder().callTimeout(timeout).build().newCall(b.build());
-        FutureTask<Answer> task = new FutureTask<>(() -> {
-            try (Response response = call.execute()) {
-                BufferedSource source = response.body().source();
-                source.request(MAX_BODY_BYTES + 1L);
-                if (source.getBuffer().size() > MAX_BODY_BYTES) {
-                    throw new IOException("GET " + url + " sent more than " + ReadLimits.size(MAX_BODY_BYTES)
-                            + ", which is no model list");
-                }
-                return new Answer(url, response.code(), source.getBuffer().readString(StandardCharsets.UTF_8));
-            }
-        });
-        // Waiting on another thread lets an interrupt end the ask at once: cancelling the call closes its socket.
-        Thread.ofVirtual().name("ctxprobe-models").start(task);
-        try {
-            return task.get(timeout.toNanos() + Duration.ofSeconds(1).toNanos(), TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            call.cancel();
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while asking " + url);
-        } catch (TimeoutException e) {
-            call.cancel();
-            throw new InterruptedIOException("GET " + url + " did not answer within " + timeout.toMillis() + " ms");
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof IOException io) {
-                throw io;
-            }
-            throw new IOException("GET " + url + " failed: " + e.getCause(), e.getCause());
-        }
+        return a;
     }
 
-    private static String idOf(Answer a) throws IOException {
+    private static String idOf(PlainGet.Answer a) throws IOException {
         try {
             JsonNode id = JSON.readTree(a.body()).path("data").path(0).path("id");
             if (!id.isString() || id.asString().isEmpty()) {

@@ -282,9 +282,8 @@ final class StepRunner {
 
     // What a ready server states about its limits; asking never fails the step.
     private static ServedCapacity stated(EngineProfile profile, Endpoint endpoint, List<String> log, Backend backend) {
-        try (ServerQueries queries = new ServerQueries(endpoint.baseUrl(), STATED_TIMEOUT, apiKey(backend))) {
-            return profile.statedCapacity(log, queries::get);
-        }
+        ServerQueries queries = new ServerQueries(endpoint.baseUrl(), STATED_TIMEOUT, apiKey(backend));
+        return profile.statedCapacity(log, queries::get);
     }
 
     /** Sends warm-up then measured requests to a live server and judges them. */

@@ -30,7 +30,10 @@ final class LogCopier {
     private final Redactor redactor;
     private final long cap;
     private final long headCap;
-    private final byte[] ring;
+    private final int ringBytes;
+    /** The tail's ring, made when the head is full: most logs never get there, and it is up to 8 MiB. */
+    private byte[] ring;
+
     private final Thread thread;
 
     private RandomAccessFile out;
@@ -65,7 +68,7 @@ final class LogCopier {
         this.cap = cap;
         long tail = Math.max(MIN_TAIL, Math.min(cap / 8, MAX_TAIL));
         this.headCap = Math.max(0, cap - tail);
-        this.ring = new byte[(int) Math.min(tail, cap)];
+        this.ringBytes = (int) Math.min(tail, cap);
         this.thread = Thread.ofPlatform().daemon().name("ctxprobe-log-" + name).unstarted(this::copy);
     }
 
@@ -263,6 +266,9 @@ final class LogCopier {
 
     // The newest ring.length bytes, oldest first from ringStart; what falls out is counted as left out.
     private void toRing(byte[] b, int off, int len) {
+        if (ring == null) {
+            ring = new byte[ringBytes];
+        }
         int size = ring.length;
         if (len >= size) {
             overflow += ringSize + len - size;

@@ -4,14 +4,18 @@ import dev.ctxprobe.results.Scenario;
 import java.awt.BasicStroke;
 import java.awt.Color;
 import java.awt.Font;
+import java.awt.Graphics2D;
 import java.awt.Rectangle;
 import java.awt.Shape;
 import java.awt.geom.AffineTransform;
 import java.awt.geom.Ellipse2D;
 import java.awt.geom.Path2D;
+import java.awt.geom.Rectangle2D;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.text.AttributedCharacterIterator;
+import java.text.CharacterIterator;
 import java.text.DecimalFormat;
 import java.text.DecimalFormatSymbols;
 import java.text.FieldPosition;
@@ -29,13 +33,17 @@ import java.util.function.ToDoubleFunction;
 import org.jfree.chart.ChartUtils;
 import org.jfree.chart.JFreeChart;
 import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.axis.LogTick;
 import org.jfree.chart.axis.NumberAxis;
+import org.jfree.chart.axis.NumberTick;
 import org.jfree.chart.axis.NumberTickUnit;
 import org.jfree.chart.axis.ValueAxis;
+import org.jfree.chart.axis.ValueTick;
 import org.jfree.chart.block.BlockBorder;
 import org.jfree.chart.plot.SeriesRenderingOrder;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.chart.text.TextUtils;
 import org.jfree.chart.title.LegendTitle;
 import org.jfree.chart.title.TextTitle;
 import org.jfree.chart.ui.RectangleEdge;
@@ -55,6 +63,11 @@ final class Charts {
         if (System.getProperty("java.awt.headless") == null) {
             System.setProperty("java.awt.headless", "true");
         }
+        // Text through TextLayout (JFreeChart's rotated labels by default, a LogAxis's labels always) is shaped by
+        // HarfBuzz over the FFM API on JDK 22+: about 400 more classes and stubs spun as the run ends, 4-5 MB of its
+        // peak memory (BENCHMARKS.md, "Memory and start-up"). drawString and FontMetrics, as the other labels are
+        // drawn, need none of it; the workaround was for rotated text in the Java2D of JDK 1.4.
+        TextUtils.setUseDrawRotatedStringWorkaround(false);
     }
 
     static final int WIDTH = 960;
@@ -252,7 +265,7 @@ final class Charts {
      */
     private static ValueAxis xAxis(long minX, long maxX) {
         if (maxX >= 4 * minX) {
-            LogAxis x = new LogAxis("context length (tokens, log scale)");
+            LogAxis x = new PlainLabelLogAxis("context length (tokens, log scale)");
             x.setBase(2);
             x.setNumberFormatOverride(new TokenCountFormat());
             x.setTickUnit(new NumberTickUnit(1), false, false);
@@ -268,6 +281,47 @@ final class Charts {
         double margin = Math.max(256, (maxX - minX) * 0.08);
         x.setRange(Math.max(0, minX - margin), maxX + margin);
         return x;
+    }
+
+    /**
+     * A log axis whose tick labels are plain strings, measured and drawn as a NumberAxis's are. LogAxis makes each label
+     * an AttributedString (for exponents, which the token format never writes), and JFreeChart draws those through
+     * TextLayout: see the static block.
+     */
+    static final class PlainLabelLogAxis extends LogAxis {
+        private static final long serialVersionUID = 1L;
+
+        PlainLabelLogAxis(String label) {
+            super(label);
+        }
+
+        @Override
+        protected List<ValueTick> refreshTicksHorizontal(Graphics2D g2, Rectangle2D dataArea, RectangleEdge edge) {
+            List<ValueTick> ticks = new ArrayList<>();
+            for (Object tick : super.refreshTicksHorizontal(g2, dataArea, edge)) {
+                ticks.add(tick instanceof LogTick log ? plain(log) : (ValueTick) tick);
+            }
+            return ticks;
+        }
+
+        private static ValueTick plain(LogTick tick) {
+            String text = null;
+            if (tick.getAttributedLabel() != null) {
+                StringBuilder b = new StringBuilder();
+                AttributedCharacterIterator chars = tick.getAttributedLabel().getIterator();
+                for (char c = chars.first(); c != CharacterIterator.DONE; c = chars.next()) {
+                    b.append(c);
+                }
+                text = b.toString();
+            }
+            return new NumberTick(
+                    tick.getTickType(),
+                    tick.getValue(),
+                    text,
+                    tick.getTextAnchor(),
+                    tick.getRotationAnchor(),
+                    tick.getAngle());
+        }
     }
 
     /** An X of the given half-size, drawn as a thick outline. */

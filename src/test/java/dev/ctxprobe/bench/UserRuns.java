@@ -3,7 +3,6 @@ package dev.ctxprobe.bench;
 import dev.ctxprobe.testengine.TestEngines;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -85,12 +84,14 @@ final class UserRuns {
         return argv;
     }
 
-    /** A {@code kB} field of {@code /proc/PID/status} in kB, or -1 once the process is gone. */
+    /** A {@code kB} field of {@code /proc/PID/status} in kB, or -1 once the process is gone or going. */
     static long statusKb(long pid, String field) throws IOException {
         List<String> lines;
         try {
             lines = Files.readAllLines(Path.of("/proc/" + pid + "/status"));
-        } catch (NoSuchFileException gone) {
+        } catch (IOException gone) {
+            // Gone (no such file), or exiting while its file is read (ESRCH, "No such process"): callers keep the
+            // largest value read, so a read that failed adds nothing.
             return -1;
         }
         for (String line : lines) {
@@ -110,7 +111,7 @@ final class UserRuns {
         String s;
         try {
             s = Files.readString(Path.of("/proc/" + pid + "/stat"));
-        } catch (NoSuchFileException gone) {
+        } catch (IOException gone) {
             return null;
         }
         // The command name (field 2) is in parentheses and may hold spaces; field 3 follows the last ')'.

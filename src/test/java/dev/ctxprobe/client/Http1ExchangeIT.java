@@ -134,6 +134,23 @@ class Http1ExchangeIT {
     }
 
     @Test
+    void aBodyOfManyWritesArrivesWholeAndInOrder() {
+        serve(List.of(SSE_HEAD + "Content-Length: 0\r\n\r\n"), false);
+        long tokens = 100_000;
+        byte[] body = TokenPrompts.body("m", tokens, 2, TokenRange.DEFAULT, 7);
+        assertThat(body.length).isGreaterThan(3 * Http1Exchange.WRITE_BYTES);
+
+        try (CompletionClient client = new CompletionClient(
+                "http://127.0.0.1:" + listener.getLocalPort() + "/v1", Duration.ofSeconds(10), null)) {
+            client.send(new CompletionRequest(0, false, tokens, body));
+        }
+
+        assertThat(request.get())
+                .contains("\r\nContent-Length: " + body.length + "\r\n")
+                .endsWith("\r\n\r\n" + new String(body, StandardCharsets.ISO_8859_1));
+    }
+
+    @Test
     void chunkedBodyWithExtensionsAndTrailersIsDecoded() {
         String one = Integer.toHexString(EVENT_1.length()) + ";name=value;other\r\n" + EVENT_1 + "\r\n";
         serve(

@@ -34,6 +34,16 @@ class ChartsTest {
     }
 
     @Test
+    void logAxisTicksAndTheRotatedAxisLabelAreSvgText() {
+        List<ReportInput> inputs = List.of(ReportFixtures.sample());
+        Charts.Chart ttft = Charts.of(inputs, Labels.of(inputs)).getFirst();
+
+        assertThat(ttft.chart().getXYPlot().getDomainAxis()).isInstanceOf(Charts.PlainLabelLogAxis.class);
+        // Drawn through TextLayout they were glyph outlines (paths), and the run loaded HarfBuzz's FFM stubs for them.
+        assertThat(Charts.svg(ttft)).contains(">4K<", ">8K<", ">16K<", ">TTFT (ms, mean)<");
+    }
+
+    @Test
     void thePrefillChartPlotsTheTargetOverTheMeanTtft() {
         List<ReportInput> seeds =
                 ReportFixtures.read(ReportFixtures.SEEDS.resolve("dsv4_p800_max_context_length.json"));
