@@ -6,15 +6,11 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -32,41 +28,23 @@ class Http1ExchangeIT {
     private static final String DONE = "data: [DONE]\n\n";
     private static final String SSE_HEAD = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n";
 
-    private ServerSocket listener;
-    private Thread serving;
+    @AutoClose
+    private final ScriptedServer server = new ScriptedServer();
+
     private final AtomicReference<String> request = new AtomicReference<>();
-
-    @BeforeEach
-    void listen() throws IOException {
-        listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        listener.close();
-        if (serving != null) {
-            serving.join(5000);
-        }
-    }
 
     /** Answers one request with {@code pieces}, 30 ms apart, then closes, or keeps the connection when {@code hang}. */
     private void serve(List<String> pieces, boolean hang) {
-        serving = Thread.ofVirtual().start(() -> {
-            try (Socket s = listener.accept()) {
-                request.set(readRequest(s.getInputStream()));
-                OutputStream out = s.getOutputStream();
-                for (String piece : pieces) {
-                    Thread.sleep(30);
-                    out.write(piece.getBytes(StandardCharsets.ISO_8859_1));
-                    out.flush();
-                }
-                if (hang) {
-                    s.getInputStream().read();
-                }
-            } catch (IOException e) {
-                // the client closed first: what some tests do on purpose
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+        server.answer(s -> {
+            request.set(readRequest(s.getInputStream()));
+            OutputStream out = s.getOutputStream();
+            for (String piece : pieces) {
+                Thread.sleep(30);
+                out.write(piece.getBytes(StandardCharsets.ISO_8859_1));
+                out.flush();
+            }
+            if (hang) {
+                s.getInputStream().read();
             }
         });
     }
@@ -94,7 +72,7 @@ class Http1ExchangeIT {
     private RequestRecord send(Duration timeout, String apiKey) {
         byte[] body = TokenPrompts.body("m", TARGET, 2, TokenRange.DEFAULT, 0);
         try (CompletionClient client =
-                new CompletionClient("http://127.0.0.1:" + listener.getLocalPort() + "/v1", timeout, apiKey)) {
+                new CompletionClient("http://127.0.0.1:" + server.port() + "/v1", timeout, apiKey)) {
             return client.send(new CompletionRequest(0, false, TARGET, body));
         }
     }
@@ -125,7 +103,7 @@ class Http1ExchangeIT {
         byte[] body = TokenPrompts.body("m", TARGET, 2, TokenRange.DEFAULT, 0);
         assertThat(sent)
                 .startsWith("POST /v1/completions HTTP/1.1\r\n")
-                .contains("\r\nHost: 127.0.0.1:" + listener.getLocalPort() + "\r\n")
+                .contains("\r\nHost: 127.0.0.1:" + server.port() + "\r\n")
                 .contains("\r\nConnection: close\r\n")
                 .contains("\r\nAuthorization: Bearer sk-test\r\n")
                 .contains("\r\nContent-Length: " + body.length + "\r\n")
@@ -140,8 +118,8 @@ class Http1ExchangeIT {
         byte[] body = TokenPrompts.body("m", tokens, 2, TokenRange.DEFAULT, 7);
         assertThat(body.length).isGreaterThan(3 * Http1Exchange.WRITE_BYTES);
 
-        try (CompletionClient client = new CompletionClient(
-                "http://127.0.0.1:" + listener.getLocalPort() + "/v1", Duration.ofSeconds(10), null)) {
+        try (CompletionClient client =
+                new CompletionClient("http://127.0.0.1:" + server.port() + "/v1", Duration.ofSeconds(10), null)) {
             client.send(new CompletionRequest(0, false, tokens, body));
         }
 
@@ -310,7 +288,7 @@ class Http1ExchangeIT {
         serve(List.of(SSE_HEAD + "\r\n", EVENT_1), true);
         byte[] body = TokenPrompts.body("m", TARGET, 2, TokenRange.DEFAULT, 0);
         try (CompletionClient client =
-                new CompletionClient("http://127.0.0.1:" + listener.getLocalPort(), Duration.ofSeconds(30))) {
+                new CompletionClient("http://127.0.0.1:" + server.port(), Duration.ofSeconds(30))) {
             AtomicReference<RequestRecord> record = new AtomicReference<>();
             Thread sending = Thread.ofVirtual()
                     .start(() -> record.set(client.send(new CompletionRequest(0, false, TARGET, body))));

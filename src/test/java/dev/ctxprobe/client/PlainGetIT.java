@@ -8,15 +8,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -25,42 +21,26 @@ import org.junit.jupiter.api.Test;
  */
 class PlainGetIT {
 
-    private ServerSocket listener;
-    private Thread serving;
+    @AutoClose
+    private final ScriptedServer server = new ScriptedServer();
+
     private final AtomicReference<String> request = new AtomicReference<>();
 
-    @BeforeEach
-    void listen() throws IOException {
-        listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-    }
-
-    @AfterEach
-    void stop() throws Exception {
-        listener.close();
-        if (serving != null) {
-            serving.join(5000);
-        }
-    }
-
     private String base() {
-        return "http://127.0.0.1:" + listener.getLocalPort();
+        return "http://127.0.0.1:" + server.port();
     }
 
     /** Answers one request with {@code response} and closes; with null, reads the request and says nothing. */
     private void serve(byte[] response) {
-        serving = Thread.ofVirtual().start(() -> {
-            try (Socket s = listener.accept()) {
-                request.set(readHead(s.getInputStream()));
-                if (response == null) {
-                    s.getInputStream().read();
-                    return;
-                }
-                OutputStream out = s.getOutputStream();
-                out.write(response);
-                out.flush();
-            } catch (IOException e) {
-                // the client closed first: what the timeout tests do on purpose
+        server.answer(s -> {
+            request.set(readHead(s.getInputStream()));
+            if (response == null) {
+                s.getInputStream().read();
+                return;
             }
+            OutputStream out = s.getOutputStream();
+            out.write(response);
+            out.flush();
         });
     }
 
@@ -89,7 +69,7 @@ class PlainGetIT {
         assertThat(body).isEqualTo("{\"n\":42}");
         assertThat(request.get())
                 .startsWith("GET /props HTTP/1.1\r\n")
-                .contains("\r\nHost: 127.0.0.1:" + listener.getLocalPort() + "\r\n")
+                .contains("\r\nHost: 127.0.0.1:" + server.port() + "\r\n")
                 .contains("\r\nAuthorization: Bearer sk-test\r\n")
                 .contains("\r\nConnection: close\r\n")
                 .endsWith("\r\n\r\n");
