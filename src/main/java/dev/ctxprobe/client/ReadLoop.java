@@ -72,7 +72,9 @@ final class ReadLoop {
         private final ConcurrentLinkedQueue<Chunk> chunks = new ConcurrentLinkedQueue<>();
         private final AtomicLong queued = new AtomicLong();
         private volatile boolean ended;
-        private volatile IOException failure;
+        /** An IOException of the socket, or an Error of the loop's while reading it (out of memory). */
+        private volatile Throwable failure;
+
         private volatile boolean closed;
         private volatile boolean paused;
         private volatile Thread waiter;
@@ -125,8 +127,16 @@ final class ReadLoop {
                     continue;
                 }
                 // Only once the queue is empty: bytes read before the end or the failure come first.
-                if (failure != null) {
-                    throw failure;
+                Throwable f = failure;
+                if (f instanceof IOException io) {
+                    throw io;
+                }
+                if (f instanceof Error error) {
+                    // The stream's thread meets the loop's OutOfMemoryError as it would have met its own.
+                    throw error;
+                }
+                if (f != null) {
+                    throw new IOException("the client's read loop failed", f);
                 }
                 if (ended) {
                     return -1;
@@ -201,9 +211,10 @@ final class ReadLoop {
                 while ((in = arming.poll()) != null) {
                     arm(in);
                 }
-            } catch (IOException | RuntimeException e) {
-                // The loop must outlive any one socket's trouble; a broken selector is not one, and is reported
-                // to every stream, which then fails instead of waiting for bytes that would never be read.
+            } catch (IOException | RuntimeException | Error e) {
+                // The loop must outlive any one socket's trouble, and a trouble that is not one socket's (a broken
+                // selector, the heap full) is reported to every stream, which then fails instead of waiting for
+                // bytes that would never be read.
                 failAll(e);
             }
         }
@@ -240,6 +251,12 @@ final class ReadLoop {
         } catch (IOException e) {
             in.failure = e;
             k.cancel();
+        } catch (OutOfMemoryError e) {
+            // The heap is full, most likely of this stream's body: it fails (its queue goes), the loop and the
+            // other streams go on.
+            in.chunks.clear();
+            in.failure = e;
+            k.cancel();
         } catch (CancelledKeyException e) {
             // Closed meanwhile: the close woke its stream.
         }
@@ -260,8 +277,8 @@ final class ReadLoop {
         }
     }
 
-    private void failAll(Exception e) {
-        IOException failure = e instanceof IOException io ? io : new IOException("the client's read loop failed", e);
+    private void failAll(Throwable e) {
+        Throwable failure = e instanceof RuntimeException ? new IOException("the client's read loop failed", e) : e;
         for (SelectionKey k : selector.keys()) {
             if (k.attachment() instanceof Inbox in) {
                 in.failure = failure;
