@@ -110,7 +110,12 @@ final class Http1Exchange implements AutoCloseable {
      * follows the head in a second write.
      */
     void post(Target target, String extraHeaders, String contentType, String accept, byte[] body) throws IOException {
-        byte[] headBytes = requestHead(target, extraHeaders, contentType, accept, body.length);
+        byte[] headBytes = requestHead(
+                "POST",
+                target,
+                accept,
+                "Content-Type: " + contentType + "\r\nContent-Length: " + body.length + "\r\n",
+                extraHeaders);
         if (headBytes.length + body.length <= 64 * 1024) {
             byte[] all = new byte[headBytes.length + body.length];
             System.arraycopy(headBytes, 0, all, 0, headBytes.length);
@@ -128,9 +133,7 @@ final class Http1Exchange implements AutoCloseable {
 
     /** Writes a GET of {@code target} with no body, in one write. */
     void get(Target target, String extraHeaders) throws IOException {
-        String head = "GET " + target.path() + " HTTP/1.1\r\nHost: " + target.hostHeader()
-                + "\r\nUser-Agent: ctxprobe\r\nAccept: */*\r\nConnection: close\r\n" + extraHeaders + "\r\n";
-        writeFully(ByteBuffer.wrap(head.getBytes(StandardCharsets.ISO_8859_1)));
+        writeFully(ByteBuffer.wrap(requestHead("GET", target, "*/*", "", extraHeaders)));
         watchResponse();
     }
 
@@ -159,13 +162,14 @@ final class Http1Exchange implements AutoCloseable {
         return inbox.arrivalNanos();
     }
 
-    /** The request line and headers of a POST of {@code length} bytes. */
-    static byte[] requestHead(Target target, String extraHeaders, String contentType, String accept, int length) {
-        String head = "POST " + target.path() + " HTTP/1.1\r\nHost: " + target.hostHeader()
-                + "\r\nUser-Agent: ctxprobe\r\nAccept: " + accept
-                + "\r\nContent-Type: " + contentType
-                + "\r\nContent-Length: " + length
-                + "\r\nConnection: close\r\n" + extraHeaders + "\r\n";
+    /**
+     * The request line and headers: {@code contentHeaders} frame a body (empty without one), {@code extraHeaders} are
+     * the caller's (an API key); each header ends with CRLF.
+     */
+    static byte[] requestHead(String method, Target target, String accept, String contentHeaders, String extraHeaders) {
+        String head = method + " " + target.path() + " HTTP/1.1\r\nHost: " + target.hostHeader()
+                + "\r\nUser-Agent: ctxprobe\r\nAccept: " + accept + "\r\n" + contentHeaders
+                + "Connection: close\r\n" + extraHeaders + "\r\n";
         return head.getBytes(StandardCharsets.ISO_8859_1);
     }
 
@@ -231,18 +235,13 @@ final class Http1Exchange implements AutoCloseable {
     /** Closes the socket; a thread blocked reading or writing it fails at once. Safe from any thread, repeatedly. */
     @Override
     public void close() {
-        ReadLoop.Inbox watched = inbox;
-        if (watched != null) {
-            watched.close();
-            return;
-        }
         try {
             channel.close();
         } catch (IOException e) {
             // Closing is all that was asked; a socket that fails to close is closed as far as this request goes.
         }
-        // Written meanwhile: its inbox must not outlive the close.
-        watched = inbox;
+        // An inbox made after this read finds the channel closed and closes itself (watchResponse).
+        ReadLoop.Inbox watched = inbox;
         if (watched != null) {
             watched.close();
         }
