@@ -185,8 +185,8 @@ final class OverheadBench {
         double[] got = null;
         try {
             while (got == null && run.isAlive() && System.nanoTime() < deadline) {
-                for (ProcessHandle child : run.toHandle().children().toList()) {
-                    long[] engine = engineStart(child.pid());
+                for (long child : UserRuns.children(run.pid())) {
+                    long[] engine = engineStart(child);
                     long[] cpu = UserRuns.stat(run.pid(), 14, 15);
                     if (engine != null && cpu != null && started != null) {
                         got = new double[] {
