@@ -195,12 +195,35 @@ final class FaultRuns {
         return -1;
     }
 
-    /** Sends a signal (INT, TERM, KILL) to one process by its pid. */
+    /**
+     * Sends a signal (INT, TERM, KILL) to one process by its pid. A SIGINT that the process ignores fails here, with
+     * the cause: a shell that starts the tests in the background ({@code ./mvnw verify &} in a script, nohup) starts
+     * them with SIGINT ignored, every child inherits that, and the JVM then installs no handler for it, so each
+     * Ctrl-C test would otherwise fail later as a run that finished with 0 instead of 130.
+     */
     static void signal(long pid, String signal) throws IOException, InterruptedException {
+        if (signal.equals("INT") && ignoresSigint(pid)) {
+            throw new AssertionError("process " + pid + " ignores SIGINT, inherited from the shell that started the"
+                    + " tests in the background; run ./mvnw verify in the foreground (or from a shell with job"
+                    + " control, set -m) so that Ctrl-C can be tested");
+        }
         Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid))
                 .inheritIO()
                 .start();
         assertThat(kill.waitFor()).as("kill -%s %d", signal, pid).isZero();
+    }
+
+    /** Whether {@code /proc/PID/status} lists SIGINT (signal 2, bit 1) among the process's ignored signals. */
+    private static boolean ignoresSigint(long pid) throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+            if (line.startsWith("SigIgn:")) {
+                return (Long.parseUnsignedLong(
+                                        line.substring("SigIgn:".length()).strip(), 16)
+                                & 0x2)
+                        != 0;
+            }
+        }
+        return false;
     }
 
     /**
