@@ -2,9 +2,12 @@ package dev.ctxprobe.hardware;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class ProcessCommandRunnerTest {
 
@@ -15,6 +18,19 @@ class ProcessCommandRunnerTest {
         CommandResult r = runner.run(List.of("ctxprobe-no-such-tool-xyz", "--version"));
         assertThat(r.absent()).isTrue();
         assertThat(r.failure()).isEqualTo("ctxprobe-no-such-tool-xyz: not installed (not on PATH)");
+    }
+
+    @Test
+    void onlyABareNameThatNoPathEntryHoldsIsAbsentBeforeStarting(@TempDir Path dir) throws Exception {
+        assertThat(ProcessCommandRunner.onPath("sh")).isTrue();
+        assertThat(ProcessCommandRunner.onPath("ctxprobe-no-such-tool-xyz")).isFalse();
+        // A path is left to the start, which tells a missing file from one that cannot run.
+        assertThat(ProcessCommandRunner.onPath(dir.resolve("missing").toString()))
+                .isTrue();
+        Path notExecutable = Files.writeString(dir.resolve("tool"), "#!/bin/sh\n");
+        CommandResult r = runner.run(List.of(notExecutable.toString()));
+        assertThat(r.absent()).isFalse();
+        assertThat(r.failure()).contains("Permission denied");
     }
 
     @Test
