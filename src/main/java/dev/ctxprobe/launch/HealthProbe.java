@@ -32,6 +32,14 @@ public final class HealthProbe {
      * @param status the HTTP status, -1 when nothing answered, -2 when no status line came within {@code waited}
      */
     public record Answer(int status, Duration waited) {
+        /**
+         * Whether the caller's deadline, not the server, ended this probe before {@link #LIMIT}: with a sliver of
+         * time left it says only that the sliver passed ("no status line within 0 ms" of a port that refuses).
+         */
+        public boolean cutShort() {
+            return status == -2 && waited.compareTo(LIMIT) < 0;
+        }
+
         /** For messages: {@code HTTP 503}, {@code connection refused}, {@code no status line within 2000 ms}. */
         public String describe() {
             return switch (status) {

@@ -342,7 +342,7 @@ public final class LocalLauncher implements Launcher {
             URI uri = URI.create(endpoint.baseUrl() + spec.readinessPath());
             long deadline = startedNanos + spec.startupTimeout().toNanos();
             long fastUntil = startedNanos + FAST_WINDOW.toNanos();
-            String last = "no answer yet";
+            String last = null;
             log.watchReadyLines(new ReadyLines(spec.readyLines()), this::wake);
             // Waiting for the next poll wakes up at once if the server exits meanwhile.
             process.onExit().thenRun(this::wake);
@@ -353,19 +353,22 @@ public final class LocalLauncher implements Launcher {
                     }
                     if (deadline - System.nanoTime() <= 0) {
                         log.settle(POLL);
-                        return new Readiness.TimedOut(since(), last);
+                        return timedOut(last);
                     }
                     HealthProbe.Answer answer = HealthProbe.probe(uri, deadline);
                     if (answer.status() == 200) {
                         log.settle(POLL);
                         return new Readiness.Ready(since(), "GET " + spec.readinessPath() + " 200");
                     }
-                    last = answer.describe();
+                    // The last probe, cut short by the deadline, would hide what the server said before it.
+                    if (last == null || !answer.cutShort()) {
+                        last = answer.describe();
+                    }
                     long now = System.nanoTime();
                     long left = deadline - now;
                     if (left <= 0) {
                         log.settle(POLL);
-                        return new Readiness.TimedOut(since(), last);
+                        return timedOut(last);
                     }
                     long interval = (now - fastUntil < 0 ? FAST_POLL : POLL).toNanos();
                     if (awaitWake(Math.min(interval, left))) {
@@ -378,6 +381,10 @@ public final class LocalLauncher implements Launcher {
             } finally {
                 log.stopWatching();
             }
+        }
+
+        private Readiness.TimedOut timedOut(String last) {
+            return new Readiness.TimedOut(since(), last == null ? "no answer yet" : last);
         }
 
         /** A ready line in the log, or the server's exit. */
