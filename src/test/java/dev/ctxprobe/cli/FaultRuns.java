@@ -24,6 +24,9 @@ final class FaultRuns {
     static final int REQUEST_S = 3;
     static final int SHUTDOWN_S = 2;
 
+    /** Signal n is bit n-1 of the masks in {@code /proc/PID/status}; SIGINT is 2. */
+    private static final long SIGINT_BIT = 1L << 1;
+
     private FaultRuns() {}
 
     /** A seed file by name, from the repository's {@code seeds/} folder. */
@@ -213,14 +216,13 @@ final class FaultRuns {
         assertThat(kill.waitFor()).as("kill -%s %d", signal, pid).isZero();
     }
 
-    /** Whether {@code /proc/PID/status} lists SIGINT (signal 2, bit 1) among the process's ignored signals. */
+    /** Whether {@code /proc/PID/status} lists SIGINT among the process's ignored signals. */
     private static boolean ignoresSigint(long pid) throws IOException {
         for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
             if (line.startsWith("SigIgn:")) {
-                return (Long.parseUnsignedLong(
-                                        line.substring("SigIgn:".length()).strip(), 16)
-                                & 0x2)
-                        != 0;
+                long ignored = Long.parseUnsignedLong(
+                        line.substring("SigIgn:".length()).strip(), 16);
+                return (ignored & SIGINT_BIT) != 0;
             }
         }
         return false;
