@@ -1,5 +1,7 @@
 package dev.ctxprobe.engine;
 
+import dev.ctxprobe.results.FailureClass;
+import dev.ctxprobe.results.HintKind;
 import java.util.List;
 import java.util.Objects;
 

@@ -3,6 +3,8 @@ package dev.ctxprobe.engine;
 import static dev.ctxprobe.engine.LogText.fmt;
 
 import dev.ctxprobe.client.TokenRange;
+import dev.ctxprobe.results.FailureClass;
+import dev.ctxprobe.results.HintKind;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;

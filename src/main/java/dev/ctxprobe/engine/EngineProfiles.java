@@ -17,6 +17,8 @@ import dev.ctxprobe.engine.EngineProfile.Stated;
 import dev.ctxprobe.engine.EngineProfile.StatedEndpoint;
 import dev.ctxprobe.engine.EngineProfile.StatedField;
 import dev.ctxprobe.engine.EngineProfile.StatedLine;
+import dev.ctxprobe.results.FailureClass;
+import dev.ctxprobe.results.HintKind;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;

@@ -1,15 +1,15 @@
 package dev.ctxprobe.explore;
 
 import dev.ctxprobe.engine.EngineProfile;
-import dev.ctxprobe.engine.FailureClass;
-import dev.ctxprobe.engine.HintKind;
 import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.Experiment.Restart;
 import dev.ctxprobe.launch.Launcher;
 import dev.ctxprobe.launch.StopReport;
+import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.results.Frontier;
+import dev.ctxprobe.results.HintKind;
 import dev.ctxprobe.results.Recorder;
 import dev.ctxprobe.results.ResultDocument;
 import dev.ctxprobe.results.Scenario;

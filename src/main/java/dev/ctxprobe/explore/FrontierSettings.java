@@ -15,7 +15,7 @@ package dev.ctxprobe.explore;
  * @param maxLaunches most probes for one backend
  * @param pad {@code context_pad}: the server's max_model_len is target + pad
  * @param promptAllowance the largest prompt is {@code hint - promptAllowance} for a {@link
- *     dev.ctxprobe.engine.HintKind#PROMPT_LEN} hint (1 for SGLang and llama.cpp)
+ *     dev.ctxprobe.results.HintKind#PROMPT_LEN} hint (1 for SGLang and llama.cpp)
  */
 public record FrontierSettings(
         long min, long max, double precision, long align, int maxLaunches, long pad, long promptAllowance) {

@@ -1,7 +1,7 @@
 package dev.ctxprobe.explore;
 
-import dev.ctxprobe.engine.HintKind;
 import dev.ctxprobe.results.Frontier;
+import dev.ctxprobe.results.HintKind;
 import dev.ctxprobe.results.Outcome;
 
 /**
@@ -21,7 +21,7 @@ public record Probe(long target, Outcome outcome, Long hintTokens, HintKind hint
     }
 
     /** A probe that passed ({@code failure} null) or failed with that class. */
-    static Probe of(long target, dev.ctxprobe.engine.FailureClass failure, Long hintTokens, HintKind hintKind) {
+    static Probe of(long target, dev.ctxprobe.results.FailureClass failure, Long hintTokens, HintKind hintKind) {
         return new Probe(target, failure == null ? Outcome.OK : Outcome.failed(failure), hintTokens, hintKind);
     }
 

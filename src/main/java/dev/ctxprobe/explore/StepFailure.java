@@ -1,8 +1,8 @@
 package dev.ctxprobe.explore;
 
-import dev.ctxprobe.engine.FailureClass;
-import dev.ctxprobe.engine.HintKind;
 import dev.ctxprobe.engine.Phase;
+import dev.ctxprobe.results.FailureClass;
+import dev.ctxprobe.results.HintKind;
 import java.util.List;
 
 /**

@@ -1,10 +1,10 @@
 package dev.ctxprobe.launch;
 
-import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.hardware.ComputeProcesses;
 import dev.ctxprobe.hardware.Device;
 import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.hardware.MemorySnapshot;
+import dev.ctxprobe.results.FailureClass;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.ctxprobe.launch;
 
-import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.hardware.HardwareProbe;
+import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.secrets.Redactor;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,6 +1,6 @@
 package dev.ctxprobe.launch;
 
-import dev.ctxprobe.engine.FailureClass;
+import dev.ctxprobe.results.FailureClass;
 import java.util.List;
 
 /**

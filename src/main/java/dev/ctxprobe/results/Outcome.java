@@ -2,7 +2,6 @@ package dev.ctxprobe.results;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonValue;
-import dev.ctxprobe.engine.FailureClass;
 import java.util.Optional;
 
 /**

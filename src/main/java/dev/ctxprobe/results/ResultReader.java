@@ -1,6 +1,5 @@
 package dev.ctxprobe.results;
 
-import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.metrics.Stats;
 import dev.ctxprobe.metrics.StepMetrics;
 import java.io.IOException;

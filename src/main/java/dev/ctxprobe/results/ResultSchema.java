@@ -3,7 +3,6 @@ package dev.ctxprobe.results;
 import com.fasterxml.jackson.annotation.JsonAlias;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonValue;
-import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.metrics.StepMetrics;
 import java.lang.reflect.Method;

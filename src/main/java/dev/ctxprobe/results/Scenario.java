@@ -3,7 +3,6 @@ package dev.ctxprobe.results;
 import com.fasterxml.jackson.annotation.JsonAlias;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
-import dev.ctxprobe.engine.HintKind;
 import dev.ctxprobe.engine.ServedCapacity;
 import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.metrics.StepMetrics;

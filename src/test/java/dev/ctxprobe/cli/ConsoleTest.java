@@ -2,8 +2,8 @@ package dev.ctxprobe.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.explore.StepPhase;
+import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.results.Outcome;
 import dev.ctxprobe.results.ResultDocument;
 import dev.ctxprobe.results.Scenario;

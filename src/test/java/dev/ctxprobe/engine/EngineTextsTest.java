@@ -2,6 +2,8 @@ package dev.ctxprobe.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.results.FailureClass;
+import dev.ctxprobe.results.HintKind;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

@@ -2,6 +2,7 @@ package dev.ctxprobe.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.results.FailureClass;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;

@@ -3,9 +3,9 @@ package dev.ctxprobe.explore;
 import static dev.ctxprobe.explore.SimulatedEngine.drive;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ctxprobe.engine.FailureClass;
-import dev.ctxprobe.engine.HintKind;
+import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.results.Frontier;
+import dev.ctxprobe.results.HintKind;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

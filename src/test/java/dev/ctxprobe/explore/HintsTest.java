@@ -2,8 +2,8 @@ package dev.ctxprobe.explore;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ctxprobe.engine.FailureClass;
-import dev.ctxprobe.engine.HintKind;
+import dev.ctxprobe.results.FailureClass;
+import dev.ctxprobe.results.HintKind;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

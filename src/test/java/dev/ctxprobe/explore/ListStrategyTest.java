@@ -4,7 +4,7 @@ import static dev.ctxprobe.explore.SimulatedEngine.drive;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.ctxprobe.engine.FailureClass;
+import dev.ctxprobe.results.FailureClass;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

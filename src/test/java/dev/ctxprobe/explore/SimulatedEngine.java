@@ -1,7 +1,7 @@
 package dev.ctxprobe.explore;
 
-import dev.ctxprobe.engine.FailureClass;
-import dev.ctxprobe.engine.HintKind;
+import dev.ctxprobe.results.FailureClass;
+import dev.ctxprobe.results.HintKind;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;

@@ -2,9 +2,9 @@ package dev.ctxprobe.launch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.hardware.CommandResult;
 import dev.ctxprobe.hardware.HardwareProbe;
+import dev.ctxprobe.results.FailureClass;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

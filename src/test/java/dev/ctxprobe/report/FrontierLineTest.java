@@ -2,9 +2,9 @@ package dev.ctxprobe.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.metrics.Stats;
 import dev.ctxprobe.metrics.StepMetrics;
+import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.results.Frontier;
 import dev.ctxprobe.results.Outcome;
 import dev.ctxprobe.results.Scenario;

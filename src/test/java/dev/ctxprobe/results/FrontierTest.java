@@ -2,7 +2,6 @@ package dev.ctxprobe.results;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ctxprobe.engine.FailureClass;
 import java.util.List;
 import org.assertj.core.data.Offset;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,5 @@
 package dev.ctxprobe.launch.slurm;
 
-import dev.ctxprobe.engine.FailureClass;
 import dev.ctxprobe.hardware.CommandResult;
 import dev.ctxprobe.launch.Endpoint;
 import dev.ctxprobe.launch.HealthProbe;
@@ -17,6 +16,7 @@ import dev.ctxprobe.launch.SelfCommand;
 import dev.ctxprobe.launch.ServerHandle;
 import dev.ctxprobe.launch.StopReport;
 import dev.ctxprobe.launch.Termination;
+import dev.ctxprobe.results.FailureClass;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;

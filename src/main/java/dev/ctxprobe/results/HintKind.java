@@ -1,4 +1,4 @@
-package dev.ctxprobe.engine;
+package dev.ctxprobe.results;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonValue;

@@ -1,4 +1,4 @@
-package dev.ctxprobe.engine;
+package dev.ctxprobe.results;
 
 import java.util.Arrays;
 import java.util.Locale;
