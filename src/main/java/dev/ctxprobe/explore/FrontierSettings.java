@@ -1,7 +1,7 @@
 package dev.ctxprobe.explore;
 
 /**
- * Bounds, precision and budget of a {@code frontier} search (spec 05).
+ * Bounds, precision and budget of a {@code frontier} search.
  *
  * <p>{@code min} and {@code max} need not be multiples of {@code align}: the search stays inside
  * them, from {@link #lowestTarget()} ({@code min} aligned up) to {@link #highestTarget()} ({@code

@@ -1,14 +1,18 @@
 package dev.ctxprobe.explore;
 
 import dev.ctxprobe.results.Frontier;
+import dev.ctxprobe.results.Point;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 
 /**
- * The {@code frontier} strategy (spec 05): probe {@code max}; follow a capacity hint to just under
+ * The {@code frontier} strategy (docs/search.md): after the curve's lengths (measured first, to draw the TTFT curve),
+ * probe {@code max}; follow a capacity hint to just under
  * it and one {@code align} above; otherwise probe {@code min} and bisect between the largest pass
  * and the smallest failure above it until the bracket is within {@code precision}, one {@code
  * align} step wide, or {@code maxLaunches} are spent. A timeout at a capacity the server stated (vLLM's
@@ -23,20 +27,39 @@ import java.util.Set;
  */
 public final class FrontierStrategy implements Strategy {
 
+    private final Point.Series series;
     private final FrontierSettings settings;
     /** The first target instead of max, aligned and inside the bounds; null to start at max. */
     private final Long start;
+    /** Lengths measured before the search, in order, each once. */
+    private final List<Long> curve;
+    /** The first probe at max leaves the length to the engine ({@code auto_first}). */
+    private final boolean selfSizing;
 
+    /**
+     * @param start the predicted frontier to start at (clamped to the bounds, aligned down); null for max
+     * @param curve lengths measured first, whatever the search then does
+     * @param selfSizing the search's first probe, at max, lets the engine fit its context to memory itself
+     */
+    public FrontierStrategy(
+            Point.Series series, FrontierSettings settings, Long start, List<Long> curve, boolean selfSizing) {
+        this.series = Objects.requireNonNull(series, "series");
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.start = start == null || selfSizing
+                ? null
+                : Math.min(settings.highestTarget(), Math.max(settings.lowestTarget(), settings.alignDown(start)));
+        this.curve = curve.stream().distinct().toList();
+        this.selfSizing = selfSizing;
+    }
+
+    /** A search of single prompts without a curve. */
     public FrontierStrategy(FrontierSettings settings) {
         this(settings, null);
     }
 
-    /** @param start the predicted frontier to start at (clamped to the bounds, aligned down); null for max */
+    /** A search of single prompts without a curve, starting at {@code start} (null for max). */
     public FrontierStrategy(FrontierSettings settings, Long start) {
-        this.settings = Objects.requireNonNull(settings, "settings");
-        this.start = start == null
-                ? null
-                : Math.min(settings.highestTarget(), Math.max(settings.lowestTarget(), settings.alignDown(start)));
+        this(Point.Series.of("backend"), settings, start, List.of(), false);
     }
 
     /** The first target after the curve: the start, or max. */
@@ -45,19 +68,74 @@ public final class FrontierStrategy implements Strategy {
     }
 
     @Override
-    public OptionalLong next(List<Probe> probes) {
-        if (probes.size() >= settings.maxLaunches()) {
-            return OptionalLong.empty();
+    public Long start() {
+        return start;
+    }
+
+    @Override
+    public Point.Series series() {
+        return series;
+    }
+
+    @Override
+    public Optional<Point> next(List<Probe> probes) {
+        // The search is stateless, so the curve's lengths simply count among its probes.
+        for (long target : curve) {
+            if (probes.stream().noneMatch(p -> p.target() == target)) {
+                return Optional.of(series.at(target));
+            }
         }
-        return choose(probes);
+        if (probes.size() >= settings.maxLaunches()) {
+            return Optional.empty();
+        }
+        OptionalLong next = choose(probes);
+        return next.isPresent() ? Optional.of(series.at(next.getAsLong())) : Optional.empty();
+    }
+
+    @Override
+    public List<Long> knownTargets() {
+        List<Long> known = new ArrayList<>(curve);
+        if (!known.contains(firstTarget())) {
+            known.add(firstTarget());
+        }
+        return known;
+    }
+
+    @Override
+    public boolean searched() {
+        return true;
+    }
+
+    @Override
+    public long largestTarget() {
+        return settings.highestTarget();
+    }
+
+    @Override
+    public boolean selfSizes(Point next, List<Probe> probes) {
+        return selfSizing
+                && next.target() == settings.highestTarget()
+                && probes.stream().allMatch(p -> curve.contains(p.target()));
+    }
+
+    /** The largest aligned target whose launch would ask for no more than the fitted length, within the bounds. */
+    @Override
+    public long selfSizedTarget(long maxModelLen, long highest) {
+        return Math.max(settings.lowestTarget(), Math.min(highest, settings.alignDown(maxModelLen - settings.pad())));
+    }
+
+    /** The bounds and alignment of this search. */
+    public FrontierSettings settings() {
+        return settings;
     }
 
     /**
      * The answer so far: {@link Frontier#of} with the best hint, plus {@link Frontier#MAX_LAUNCHES} when the
      * budget ran out before the search was done; while the search is still going, {@code stoppedBecause} is null.
      */
-    public Frontier summary(List<Probe> probes) {
-        Frontier frontier = Strategy.answer(probes, settings.pad(), settings.promptAllowance());
+    @Override
+    public Frontier answer(List<Probe> probes) {
+        Frontier frontier = Strategy.hinted(probes, settings.pad(), settings.promptAllowance());
         if (choose(probes).isEmpty()) {
             return frontier;
         }

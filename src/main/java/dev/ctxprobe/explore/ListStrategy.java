@@ -1,19 +1,29 @@
 package dev.ctxprobe.explore;
 
+import dev.ctxprobe.results.Frontier;
+import dev.ctxprobe.results.Point;
 import java.util.List;
-import java.util.OptionalLong;
+import java.util.Optional;
 
 /**
- * The {@code list} strategy (spec 05, the seeds): the targets in order. With {@code
- * stopAfterFailure} the first failure ends the backend; a failure that says nothing about length
- * (port_busy, gpu_busy, a cluster's queue_timeout or cluster_ended, client_error, interrupted) always does.
+ * The {@code list} strategy (the seeds' loops, docs/search.md): the targets in order. With {@code stopAfterFailure}
+ * the first failure ends the series; a failure that says nothing about length (port_busy, gpu_busy, a cluster's
+ * queue_timeout or cluster_ended, client_error, interrupted) always does.
  */
 public final class ListStrategy implements Strategy {
 
+    private final Point.Series series;
     private final List<Long> targets;
     private final boolean stopAfterFailure;
+    private final long pad;
+    private final long promptAllowance;
 
-    public ListStrategy(List<Long> targets, boolean stopAfterFailure) {
+    /**
+     * @param pad {@code context_pad}, and {@code promptAllowance} the engine's prompt rule: what the answer's hint
+     *     ({@code predicted_max}) subtracts from a capacity the engine named
+     */
+    public ListStrategy(
+            Point.Series series, List<Long> targets, boolean stopAfterFailure, long pad, long promptAllowance) {
         if (targets.isEmpty()) {
             throw new IllegalArgumentException("the list strategy needs at least one target");
         }
@@ -23,23 +33,69 @@ public final class ListStrategy implements Strategy {
                         "list target " + target + " is not a positive number of tokens, e.g. 65536");
             }
         }
+        this.series = series;
         this.targets = List.copyOf(targets);
         this.stopAfterFailure = stopAfterFailure;
+        this.pad = pad;
+        this.promptAllowance = promptAllowance;
+    }
+
+    /** A list of single prompts, as the seeds ran it. */
+    public ListStrategy(List<Long> targets, boolean stopAfterFailure) {
+        this(Point.Series.of("backend"), targets, stopAfterFailure, 0, 0);
     }
 
     @Override
-    public OptionalLong next(List<Probe> probes) {
-        checkBelongs(probes);
-        if (stopped(probes) || probes.size() == targets.size()) {
-            return OptionalLong.empty();
-        }
-        return OptionalLong.of(targets.get(probes.size()));
+    public Point.Series series() {
+        return series;
     }
 
-    /** Targets that will never be probed because the backend stopped; empty while it goes on. */
-    public List<Long> skipped(List<Probe> probes) {
+    @Override
+    public Optional<Point> next(List<Probe> probes) {
         checkBelongs(probes);
-        return stopped(probes) ? List.copyOf(targets.subList(probes.size(), targets.size())) : List.of();
+        if (stopped(probes) || probes.size() == targets.size()) {
+            return Optional.empty();
+        }
+        return Optional.of(series.at(targets.get(probes.size())));
+    }
+
+    @Override
+    public Frontier answer(List<Probe> probes) {
+        return Strategy.hinted(probes, pad, promptAllowance);
+    }
+
+    @Override
+    public List<Long> knownTargets() {
+        return targets;
+    }
+
+    @Override
+    public boolean searched() {
+        return false;
+    }
+
+    @Override
+    public long largestTarget() {
+        return targets.stream().mapToLong(Long::longValue).max().orElseThrow();
+    }
+
+    @Override
+    public List<Point> skipped(List<Probe> probes) {
+        checkBelongs(probes);
+        return stopped(probes)
+                ? targets.subList(probes.size(), targets.size()).stream()
+                        .map(series::at)
+                        .toList()
+                : List.of();
+    }
+
+    @Override
+    public Optional<String> resumeMismatch(List<Probe> probes) {
+        List<Long> done = probes.stream().map(Probe::target).toList();
+        if (done.size() > targets.size() || !targets.subList(0, done.size()).equals(done)) {
+            return Optional.of(series.backend() + " has steps " + done + " where the list is " + targets);
+        }
+        return Optional.empty();
     }
 
     private boolean stopped(List<Probe> probes) {

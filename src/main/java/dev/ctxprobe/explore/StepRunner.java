@@ -2,12 +2,9 @@ package dev.ctxprobe.explore;
 
 import dev.ctxprobe.client.LoadPlan;
 import dev.ctxprobe.client.LoadResult;
-import dev.ctxprobe.client.LoadRunner;
-import dev.ctxprobe.client.ModelDiscovery;
 import dev.ctxprobe.client.ReadLimits;
 import dev.ctxprobe.client.RequestObserver;
 import dev.ctxprobe.client.RequestRecord;
-import dev.ctxprobe.client.ServerQueries;
 import dev.ctxprobe.client.TokenRange;
 import dev.ctxprobe.engine.Capacity;
 import dev.ctxprobe.engine.EngineProfile;
@@ -16,23 +13,17 @@ import dev.ctxprobe.engine.ServedCapacity;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.ServerCommand;
-import dev.ctxprobe.launch.Endpoint;
 import dev.ctxprobe.launch.LaunchException;
 import dev.ctxprobe.launch.LaunchSpec;
 import dev.ctxprobe.launch.Launcher;
-import dev.ctxprobe.launch.Ports;
 import dev.ctxprobe.launch.Readiness;
 import dev.ctxprobe.launch.Refusal;
 import dev.ctxprobe.launch.ServerHandle;
 import dev.ctxprobe.launch.ServerLog;
-import dev.ctxprobe.launch.StopReport;
 import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.metrics.StepMetrics;
-import dev.ctxprobe.results.FailureClass;
-import dev.ctxprobe.results.Outcome;
+import dev.ctxprobe.results.Point;
 import dev.ctxprobe.results.Scenario;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,145 +35,121 @@ import java.util.function.LongUnaryOperator;
 /**
  * The lifecycle of one step: preflight, launch, readiness, warm-up, measure, stop, verify gone; or, for a server
  * kept alive across steps, only the requests. What each phase observed goes to {@link Judge}; every outcome,
- * ctxprobe's own faults included, becomes a {@link Scenario}.
+ * ctxprobe's own faults included, becomes a {@link Scenario} through {@link StepRecords}.
  */
 final class StepRunner {
     // A failed request may mean the server is dying: give it this long to exit before judging.
     private static final Duration CRASH_GRACE = Duration.ofSeconds(2);
     // Each question to a ready server about its limits; one that does not answer in time states nothing.
     private static final Duration STATED_TIMEOUT = Duration.ofSeconds(5);
-
     // How long the served model's name is asked for at least.
     private static final Duration MODEL_WAIT = Duration.ofSeconds(10);
 
     private final Experiment experiment;
     private final Function<Backend, Launcher> launchers;
-    private final Path runDir;
+    private final StepLogs logs;
     private final RunListener listener;
+    private final ServerClient client;
 
-    StepRunner(Experiment experiment, Function<Backend, Launcher> launchers, Path runDir, RunListener listener) {
+    StepRunner(
+            Experiment experiment,
+            Function<Backend, Launcher> launchers,
+            StepLogs logs,
+            RunListener listener,
+            ServerClient client) {
         this.experiment = experiment;
         this.launchers = launchers;
-        this.runDir = runDir;
+        this.logs = logs;
         this.listener = listener;
+        this.client = client;
     }
 
     /**
      * A server that is up, with what its startup taught.
      *
-     * @param handle null for an endpoint ctxprobe did not launch
+     * @param logRelative its log in the run folder, null for a server whose log ctxprobe does not hold
+     * @param stated what the ready server stated about its limits
      */
     record Live(
-            ServerHandle handle, Endpoint endpoint, ServerCommand command, String logRelative, Scenario.Server facts) {}
+            ServerHandle handle,
+            ServerCommand command,
+            String logRelative,
+            Scenario.Server facts,
+            ServedCapacity stated) {}
 
     /** How a launch ended: a live server, or a failed step. */
     record Launch(Live live, Scenario failed) {}
 
-    /** A step with a server of its own: launch at {@code target + pad}, measure, stop. */
-    Scenario run(Backend backend, EngineProfile profile, long target) throws StepInterrupted {
-        Launch launch = launch(backend, profile, target);
+    /** A step with a server of its own: launch at {@code point}'s target + pad, measure, stop. */
+    Scenario run(Backend backend, EngineProfile profile, Point point) throws StepInterrupted {
+        Launch launch = launch(backend, profile, point, null);
         if (launch.failed() != null) {
             return launch.failed();
         }
-        return measureThenStop(backend, profile, launch.live(), target);
+        return measureThenStop(backend, profile, launch.live(), point);
     }
 
     /**
      * The search's first step where the engine sizes itself: a server launched with {@code {max_model_len}} =
      * {@code auto}, measured at the target that the length it fitted allows ({@code targetFor} of the stated
-     * max_model_len; {@code highest} when it stated none). The step's max_model_len is the fitted one.
+     * max_model_len; {@code highest}'s target when it stated none). The step's max_model_len is the fitted one.
      */
-    Scenario runSelfSized(Backend backend, EngineProfile profile, long highest, LongUnaryOperator targetFor)
+    Scenario runSelfSized(Backend backend, EngineProfile profile, Point highest, LongUnaryOperator targetFor)
             throws StepInterrupted {
-        Launch launch = launch(backend, profile, highest, true);
+        Launch launch = launch(backend, profile, highest, profile.autoLength());
         if (launch.failed() != null) {
             return launch.failed();
         }
         Live started = launch.live();
         long target = started.command().selfSized()
-                ? highest
+                ? highest.target()
                 : targetFor.applyAsLong(started.command().maxModelLen());
         Live live = new Live(
                 started.handle(),
-                started.endpoint(),
                 started.command().withTarget(target),
                 started.logRelative(),
-                started.facts());
-        return measureThenStop(backend, profile, live, target);
+                started.facts(),
+                started.stated());
+        return measureThenStop(backend, profile, live, highest.at(target));
     }
 
-    /** Measures a live server at {@code target}, then stops it, whatever the measurement did. */
-    private Scenario measureThenStop(Backend backend, EngineProfile profile, Live live, long target)
+    /** Measures a live server at {@code point}, then stops it, whatever the measurement did. */
+    private Scenario measureThenStop(Backend backend, EngineProfile profile, Live live, Point point)
             throws StepInterrupted {
         Scenario measured;
         try {
-            measured = measure(backend, profile, live, target);
+            measured = measure(backend, profile, live, point);
         } catch (InterruptedException e) {
-            throw new StepInterrupted(interrupted(backend, live, target, Phase.MEASURE), e);
+            throw new StepInterrupted(interrupted(live, point, Phase.MEASURE), e);
         } catch (RuntimeException | Error e) {
             // A fault of ctxprobe's own, an OutOfMemoryError too, must still stop the server it started and leave a
             // classified step.
             return stop(
-                    clientError(backend, live.command(), target, live.logRelative(), live.facts(), Phase.MEASURE, e),
+                    StepRecords.clientError(point, live.command(), live.logRelative(), live.facts(), Phase.MEASURE, e),
                     live);
         }
         return stop(measured, live);
     }
 
-    /** A step that failed because ctxprobe itself did: never hidden behind another class. */
-    Scenario clientError(
-            Backend backend,
-            ServerCommand cmd,
-            long target,
-            String logRelative,
-            Scenario.Server server,
-            Phase phase,
-            Throwable e) {
-        StepFailure f = StepFailure.of(
-                FailureClass.CLIENT_ERROR,
-                phase,
-                "ctxprobe itself failed (" + cause(e)
-                        + "); this is a bug in ctxprobe, please report it with the evidence and the log",
-                stackHead(e));
-        return failed(backend, cmd, target, logRelative, server, f).build();
-    }
-
-    /** Resolves the step's command; the port is the backend's, or a free one picked for this launch. */
+    /** The step's command with the backend's port, or, where it names none, 0: for steps that launch nothing. */
     ServerCommand command(Backend backend, long target) {
-        int port = backend.port() != null ? backend.port() : Ports.free();
-        return ServerCommand.resolve(experiment, backend, target, port);
-    }
-
-    /** Starts a server for {@code target} and waits until it is ready. */
-    Launch launch(Backend backend, EngineProfile profile, long target) throws StepInterrupted {
-        return launch(backend, profile, target, false);
+        return ServerCommand.resolve(experiment, backend, target, backend.port() == null ? 0 : backend.port());
     }
 
     /**
-     * Starts a server for {@code target}, or with {@code selfSized} one that fits its context to memory itself
-     * ({@code {max_model_len}} is the profile's {@link EngineProfile#autoLength}), and waits until it is ready.
+     * Starts a server for {@code point} and waits until it is ready; with {@code autoLength} (the profile's word for
+     * an automatic length), one that fits its context to memory itself.
      */
-    Launch launch(Backend backend, EngineProfile profile, long target, boolean selfSized) throws StepInterrupted {
-        ServerCommand cmd = selfSized
-                ? ServerCommand.resolve(
-                        experiment,
-                        backend,
-                        target,
-                        backend.port() != null ? backend.port() : Ports.free(),
-                        profile.autoLength())
-                : command(backend, target);
-        if (!profile.launchesServer()) {
-            Endpoint endpoint = new Endpoint(Ports.connectHost(cmd.host()), cmd.port());
-            listener.stepPhase(backend.name(), target, StepPhase.READY, null);
-            return new Launch(new Live(null, endpoint, cmd, null, null), null);
-        }
+    Launch launch(Backend backend, EngineProfile profile, Point point, String autoLength) throws StepInterrupted {
         Launcher launcher = launchers.apply(backend);
-        String logRelative = freshLog(backend.name() + "_ctx_" + target);
+        int port = backend.port() != null ? backend.port() : launcher.freePort();
+        ServerCommand cmd = ServerCommand.resolve(experiment, backend, point.target(), port, autoLength);
+        String logRelative = logs.fresh(point);
         LaunchSpec spec = new LaunchSpec(
-                backend.name() + "_ctx_" + target,
+                backend.name() + "_ctx_" + point.target(),
                 cmd.argv(),
                 backend.env(),
-                runDir.resolve(logRelative),
+                logs.dir().resolve(logRelative),
                 backend.host(),
                 cmd.port(),
                 backend.healthPath() != null ? backend.healthPath() : profile.readinessPath(),
@@ -191,68 +158,62 @@ final class StepRunner {
                 experiment.timeouts().shutdown(),
                 experiment.timeouts().queue());
         Optional<Refusal> refused;
-        listener.stepPhase(backend.name(), target, StepPhase.QUEUED, null);
+        listener.stepPhase(backend.name(), point.target(), StepPhase.QUEUED, null);
         try {
             refused = launcher.preflight(spec);
         } catch (InterruptedException e) {
-            StepFailure f = StepFailure.of(
-                    FailureClass.INTERRUPTED,
-                    Phase.PREFLIGHT,
-                    "the run was interrupted; --resume runs this step again",
-                    List.of());
             throw new StepInterrupted(
-                    failed(backend, cmd, target, null, null, f).build(), e);
+                    StepRecords.interrupted(point, cmd, null, null, Phase.PREFLIGHT)
+                            .build(),
+                    e);
         }
         if (refused.isPresent()) {
-            return new Launch(null, refusal(backend, cmd, Phase.PREFLIGHT, refused.get()));
+            return new Launch(null, refusal(point, cmd, Phase.PREFLIGHT, refused.get()));
         }
         ServerHandle handle;
-        listener.stepPhase(backend.name(), target, StepPhase.LAUNCHING, null);
+        listener.stepPhase(backend.name(), point.target(), StepPhase.LAUNCHING, null);
         try {
             handle = launcher.launch(spec);
         } catch (LaunchException e) {
-            return new Launch(null, refusal(backend, cmd, Phase.STARTUP, e.refusal()));
+            return new Launch(null, refusal(point, cmd, Phase.STARTUP, e.refusal()));
         }
-        listener.stepPhase(backend.name(), target, StepPhase.LOADING, handle.log());
+        String held = handle.log() == null ? null : logRelative;
+        listener.stepPhase(backend.name(), point.target(), StepPhase.LOADING, handle.log());
         try {
-            return awaitReady(backend, profile, cmd, handle, logRelative);
+            return awaitReady(backend, profile, point, cmd, handle, held);
         } catch (InterruptedException e) {
-            Live live = new Live(handle, handle.endpoint(), cmd, logRelative, facts(handle, null, Capacity.NONE));
-            throw new StepInterrupted(interrupted(backend, live, target, Phase.READINESS), e);
+            Live live =
+                    new Live(handle, cmd, held, StepRecords.server(handle, null, Capacity.NONE), ServedCapacity.NONE);
+            throw new StepInterrupted(interrupted(live, point, Phase.READINESS), e);
         } catch (RuntimeException | Error e) {
             // Whatever broke in ctxprobe, the server it started must not outlive the step.
-            Scenario.Server started = facts(handle, null, Capacity.NONE);
-            Live live = new Live(handle, handle.endpoint(), cmd, logRelative, started);
-            return new Launch(
-                    null, stop(clientError(backend, cmd, target, logRelative, started, Phase.READINESS, e), live));
+            Scenario.Server started = StepRecords.server(handle, null, Capacity.NONE);
+            Live live = new Live(handle, cmd, held, started, ServedCapacity.NONE);
+            return new Launch(null, stop(StepRecords.clientError(point, cmd, held, started, Phase.READINESS, e), live));
         }
     }
 
-    private Scenario refusal(Backend backend, ServerCommand cmd, Phase phase, Refusal r) {
+    private static Scenario refusal(Point point, ServerCommand cmd, Phase phase, Refusal r) {
         StepFailure f = StepFailure.of(r.failureClass(), phase, r.detail(), r.evidence());
-        return failed(backend, cmd, cmd.targetLen(), null, null, f).build();
-    }
-
-    // Each launch gets its own log: a relaunch for the same length (restart: on_failure after a crash, --resume)
-    // must not overwrite the log an earlier step's evidence points to.
-    private String freshLog(String stem) {
-        String name = "logs/" + stem + ".log";
-        for (int n = 2; Files.exists(runDir.resolve(name)); n++) {
-            name = "logs/" + stem + "." + n + ".log";
-        }
-        return name;
+        return StepRecords.failed(point, cmd, null, null, f).build();
     }
 
     private Launch awaitReady(
-            Backend backend, EngineProfile profile, ServerCommand cmd, ServerHandle handle, String logRelative)
+            Backend backend,
+            EngineProfile profile,
+            Point point,
+            ServerCommand cmd,
+            ServerHandle handle,
+            String logRelative)
             throws InterruptedException {
         Readiness ready = handle.awaitReady();
-        List<String> lines = ServerLog.lines(handle.log());
+        List<String> lines = lines(handle);
         Capacity capacity = profile.readCapacity(lines);
         if (ready instanceof Readiness.Ready r) {
-            listener.stepPhase(backend.name(), cmd.targetLen(), StepPhase.READY, handle.log());
-            Scenario.Server facts = facts(handle, r, capacity);
-            ServedCapacity stated = stated(profile, handle.endpoint(), lines, backend);
+            listener.stepPhase(backend.name(), point.target(), StepPhase.READY, handle.log());
+            Scenario.Server facts = StepRecords.server(handle, r, capacity);
+            ServedCapacity stated = profile.statedCapacity(
+                    lines, client.queries(handle.endpoint().baseUrl(), STATED_TIMEOUT, apiKey(backend)));
             ServerCommand served = cmd;
             if (!stated.isEmpty()) {
                 facts = facts.withCapacity(stated);
@@ -264,36 +225,31 @@ final class StepRunner {
                     served = cmd.withMaxModelLen(stated.contextTokens());
                 }
             }
-            return new Launch(new Live(handle, handle.endpoint(), served, logRelative, facts), null);
+            return new Launch(new Live(handle, served, logRelative, facts, stated), null);
         }
         StepFailure f = Judge.startup(profile, ready, lines);
-        Scenario.Server server = facts(handle, ready, capacity.merge(f.kvCapacityTokens(), f.maxContextHint()));
+        Scenario.Server server =
+                StepRecords.server(handle, ready, capacity.merge(f.kvCapacityTokens(), f.maxContextHint()));
         if (f.maxContextHint() != null) {
             server = server.withHint(f.maxContextHint(), f.hintKind());
         }
-        Live live = new Live(handle, handle.endpoint(), cmd, logRelative, server);
+        Live live = new Live(handle, cmd, logRelative, server, ServedCapacity.NONE);
         return new Launch(
                 null,
-                stop(
-                        failed(backend, cmd, cmd.targetLen(), logRelative, server, f)
-                                .build(),
-                        live));
+                stop(StepRecords.failed(point, cmd, logRelative, server, f).build(), live));
     }
 
-    // What a ready server states about its limits; asking never fails the step.
-    private static ServedCapacity stated(EngineProfile profile, Endpoint endpoint, List<String> log, Backend backend) {
-        ServerQueries queries = new ServerQueries(endpoint.baseUrl(), STATED_TIMEOUT, apiKey(backend));
-        return profile.statedCapacity(log, queries::get);
+    private static List<String> lines(ServerHandle handle) {
+        return handle.log() == null ? List.of() : ServerLog.lines(handle.log());
     }
 
     /** Sends warm-up then measured requests to a live server and judges them. */
-    Scenario measure(Backend backend, EngineProfile profile, Live live, long target) throws InterruptedException {
+    Scenario measure(Backend backend, EngineProfile profile, Live live, Point point) throws InterruptedException {
         ServerCommand cmd = live.command();
-        String baseUrl = live.endpoint().baseUrl();
+        long target = point.target();
+        String baseUrl = live.handle().endpoint().baseUrl();
         Experiment.Load load = experiment.load();
-        ServedCapacity stated = live.facts() == null || live.facts().capacity() == null
-                ? ServedCapacity.NONE
-                : live.facts().capacity();
+        ServedCapacity stated = live.stated();
         TokenRange ids = backend.tokenIds() != null
                 ? new TokenRange(backend.tokenIds().from(), backend.tokenIds().to())
                 : profile.tokenRange(stated);
@@ -325,27 +281,26 @@ final class StepRunner {
                 apiKey,
                 ReadLimits.of(
                         experiment.limits().responseMib(), experiment.limits().eventKib(), load.outputLen()));
-        Path serverLog = live.handle() == null ? null : live.handle().log();
-        LoadResult result = new LoadRunner(plan, new RequestObserver() {
-                    @Override
-                    public void sending(int index, boolean warmup) {
-                        listener.stepPhase(backend.name(), target, StepPhase.PREFILL, serverLog);
-                    }
+        LoadResult result = client.send(plan, new RequestObserver() {
+            @Override
+            public void sending(int index, boolean warmup) {
+                listener.stepPhase(
+                        backend.name(), target, StepPhase.PREFILL, live.handle().log());
+            }
 
-                    @Override
-                    public void firstToken(int index, boolean warmup) {
-                        listener.stepPhase(backend.name(), target, StepPhase.DECODING, serverLog);
-                    }
-                })
-                .run();
+            @Override
+            public void firstToken(int index, boolean warmup) {
+                listener.stepPhase(
+                        backend.name(),
+                        target,
+                        StepPhase.DECODING,
+                        live.handle().log());
+            }
+        });
         List<Scenario.Request> requests = new ArrayList<>();
-        result.warmup().forEach(r -> requests.add(request(r)));
-        result.measured().forEach(r -> requests.add(request(r)));
+        result.warmup().forEach(r -> requests.add(StepRecords.request(r)));
+        result.measured().forEach(r -> requests.add(StepRecords.request(r)));
 
-        Termination ended = endedWhileServing(profile, live.handle(), result);
-        List<String> log = live.handle() == null
-                ? List.of()
-                : ServerLog.lines(live.handle().log());
         Optional<StepFailure> f = Judge.requests(new Judge.Observation(
                 profile,
                 target,
@@ -353,8 +308,8 @@ final class StepRunner {
                 experiment.timeouts().request(),
                 result.warmup(),
                 result.measured(),
-                log,
-                ended,
+                lines(live.handle()),
+                endedWhileServing(profile, live.handle(), result),
                 stated,
                 cmd.maxModelLen()));
         StepMetrics metrics = (load.lenientVerify()
@@ -366,18 +321,15 @@ final class StepRunner {
             server = server.withHint(f.get().maxContextHint(), f.get().hintKind());
         }
         Scenario.Builder step = f.isPresent()
-                ? failed(backend, cmd, target, live.logRelative(), server, f.get())
-                : base(backend, cmd, target).server(server, live.logRelative());
-        return step.measured(metrics, verification(result.measured(), target), requests, warnings)
+                ? StepRecords.failed(point, cmd, live.logRelative(), server, f.get())
+                : StepRecords.base(point, cmd).server(server, live.logRelative());
+        return step.measured(metrics, StepRecords.verification(result.measured(), target), requests, warnings)
                 .build();
     }
 
     // A failed request may mean the server is dying; the judgement needs to know whether it did.
     private static Termination endedWhileServing(EngineProfile profile, ServerHandle h, LoadResult result)
             throws InterruptedException {
-        if (h == null) {
-            return null;
-        }
         boolean suspicious = false;
         for (RequestRecord r : result.warmup()) {
             suspicious |= Judge.mayMeanCrash(profile, r);
@@ -404,7 +356,7 @@ final class StepRunner {
                     .minus(Duration.ofMillis((long) (live.facts().startupS() * 1000)));
             within = left.compareTo(MODEL_WAIT) > 0 ? left : MODEL_WAIT;
         }
-        String id = ModelDiscovery.awaitModelId(baseUrl, apiKey, within);
+        String id = client.servedModel(baseUrl, apiKey, within);
         return id != null ? id : experiment.model();
     }
 
@@ -413,158 +365,22 @@ final class StepRunner {
         return backend.apiKeyEnv() == null ? null : System.getenv(backend.apiKeyEnv());
     }
 
-    private static Scenario.Verification verification(List<RequestRecord> measured, long target) {
-        Long prompt = null;
-        Long completion = null;
-        boolean exact = !measured.isEmpty();
-        for (RequestRecord r : measured) {
-            if (r.promptTokens() != null) {
-                prompt = prompt == null ? Long.valueOf(r.promptTokens()) : prompt;
-                exact &= r.promptTokens().longValue() == target;
-            } else {
-                exact = false;
-            }
-            if (r.completionTokens() != null && completion == null) {
-                completion = r.completionTokens().longValue();
-            }
-        }
-        return new Scenario.Verification(target, prompt, completion, exact);
-    }
-
-    private static Scenario.Request request(RequestRecord r) {
-        return new Scenario.Request(
-                r.index(),
-                r.warmup(),
-                r.ok() ? "ok" : r.outcome().name().toLowerCase(Locale.ROOT),
-                r.httpStatus(),
-                r.ok() ? r.ttftMs() : null,
-                r.ok() ? r.e2eMs() : null,
-                r.sendMs(),
-                r.promptTokens() == null ? null : r.promptTokens().longValue(),
-                r.completionTokens() == null ? null : r.completionTokens().longValue());
-    }
-
     /** Stops the step's server and adds what the stop showed: every process gone or not, the memory it left. */
     Scenario stop(Scenario s, Live live) {
-        if (live.handle() == null) {
-            return s;
-        }
         listener.stepPhase(
                 s.backend(), s.targetLen(), StepPhase.STOPPING, live.handle().log());
-        return stopped(s, live.handle().stop());
-    }
-
-    /** A finished step with what its server's stop showed. */
-    static Scenario stopped(Scenario s, StopReport stop) {
-        Scenario.Server old = s.server() != null ? s.server() : Scenario.Server.ofHints(null, null, null);
-        Scenario.Server server = old.withStop(
-                stop.ended(),
-                stop.stoppedCleanly(),
-                stop.leftoverPids(),
-                stop.memoryAfterMib(),
-                stop.outsideGroupPids());
-        return s.toBuilder().server(server, s.log()).build();
+        return StepRecords.stopped(s, live.handle().stop());
     }
 
     /**
      * The step that was running when the user stopped the run, in the phase it was in: a Ctrl-C while a slow
      * engine loads must not read as one during the requests.
      */
-    Scenario interrupted(Backend backend, Live live, long target, Phase phase) {
-        StepFailure f = StepFailure.of(
-                FailureClass.INTERRUPTED, phase, "the run was interrupted; --resume runs this step again", List.of());
+    Scenario interrupted(Live live, Point point, Phase phase) {
         return stop(
-                failed(backend, live.command(), target, live.logRelative(), live.facts(), f)
+                StepRecords.interrupted(point, live.command(), live.logRelative(), live.facts(), phase)
                         .build(),
                 live);
-    }
-
-    /**
-     * A step that was never launched: its backend stopped before it.
-     *
-     * @param because the step whose failure stopped the backend
-     */
-    Scenario skipped(Backend backend, long target, Scenario because) {
-        ServerCommand cmd =
-                ServerCommand.resolve(experiment, backend, target, backend.port() == null ? 0 : backend.port());
-        String why = because.outcome().endsSearch()
-                ? "skipped: the step at " + because.targetLen() + " failed with "
-                        + because.outcome().id() + ", which says nothing about length, so this backend stopped"
-                : "skipped: the step at " + because.targetLen() + " failed and sweep.stop_after_failure is true";
-        return base(backend, cmd, target).outcome(Outcome.SKIPPED, why, null).build();
-    }
-
-    private static Scenario.Builder base(Backend backend, ServerCommand cmd, long target) {
-        return Scenario.builder(backend.name(), target, cmd.maxModelLen(), cmd.serverArgs());
-    }
-
-    private static Scenario.Builder failed(
-            Backend backend,
-            ServerCommand cmd,
-            long target,
-            String logRelative,
-            Scenario.Server server,
-            StepFailure f) {
-        Scenario.Failure failure = new Scenario.Failure(
-                f.phase().id(), f.failureClass().id(), f.detail(), f.evidence(), logRelative, f.exitCode());
-        Scenario.Server s = server;
-        if (s == null && (f.maxContextHint() != null || f.kvCapacityTokens() != null)) {
-            s = Scenario.Server.ofHints(f.kvCapacityTokens(), f.maxContextHint(), f.hintKind());
-        }
-        return base(backend, cmd, target)
-                .outcome(Outcome.failed(f.failureClass()), f.sentence(), failure)
-                .server(s, logRelative);
-    }
-
-    private static Scenario.Server facts(ServerHandle h, Readiness ready, Capacity capacity) {
-        // Time in a cluster's queue is not startup: a queue timeout's wait is queued_s, and its startup never began.
-        Duration queued = h.queued();
-        return new Scenario.Server(
-                h.id(),
-                ready == null || ready instanceof Readiness.Queued ? null : Judge.seconds(ready.after()),
-                queued == null ? null : Judge.seconds(queued),
-                ready instanceof Readiness.Ready r ? r.via() : null,
-                h.pid(),
-                null,
-                null,
-                null,
-                List.of(),
-                capacity.kvCapacityTokens(),
-                capacity.maxContextHint(),
-                null,
-                null,
-                h.memoryBeforeMib(),
-                null,
-                List.of());
-    }
-
-    // The innermost cause names what really broke (an OutOfMemoryError inside a request thread's wrapper).
-    private static String cause(Throwable e) {
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        String detail = root.getMessage() == null ? "no detail" : root.getMessage();
-        if (root instanceof OutOfMemoryError) {
-            return "it ran out of memory: " + detail
-                    + "; give it more with CTXPROBE_JAVA_OPTS=-Xmx..., or lower 'limits' if a server sent that much";
-        }
-        if (root instanceof StackOverflowError) {
-            return "it ran out of stack";
-        }
-        return detail;
-    }
-
-    private static List<String> stackHead(Throwable e) {
-        List<String> out = new ArrayList<>();
-        out.add(String.valueOf(e));
-        for (StackTraceElement el : e.getStackTrace()) {
-            if (out.size() >= 8) {
-                break;
-            }
-            out.add("  at " + el);
-        }
-        return out;
     }
 
     /** Carries the step of a run that the user interrupted. */

@@ -25,6 +25,14 @@ public interface Launcher extends AutoCloseable {
     ServerHandle launch(LaunchSpec spec) throws LaunchException;
 
     /**
+     * A port for a server whose backend names none, picked where the server will listen: a free port on this
+     * machine for a local process.
+     */
+    default int freePort() {
+        return Ports.free();
+    }
+
+    /**
      * Whether servers with these environments may run at the same time ({@code run --parallel}): false when they
      * would compete for something this launcher checks before each launch, such as the same accelerators.
      */

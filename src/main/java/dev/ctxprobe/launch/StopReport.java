@@ -20,6 +20,14 @@ public record StopReport(
         Duration took,
         List<Long> memoryAfterMib,
         List<Long> outsideGroupPids) {
+    /** The stop of a server ctxprobe did not start: nothing was stopped, nothing is known of how it ended. */
+    public static final StopReport NOTHING = new StopReport(true, List.of(), null, Duration.ZERO, null);
+
+    /** True for {@link #NOTHING}: the step's server facts stay as they were. */
+    public boolean nothingStopped() {
+        return this == NOTHING;
+    }
+
     public StopReport {
         leftoverPids = List.copyOf(leftoverPids);
         outsideGroupPids = List.copyOf(outsideGroupPids);

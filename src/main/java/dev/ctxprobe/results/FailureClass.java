@@ -3,7 +3,7 @@ package dev.ctxprobe.results;
 import java.util.Arrays;
 import java.util.Locale;
 
-/** Why a step failed: exactly one class per failed step (spec 05), written as its lower-case id. */
+/** Why a step failed: exactly one class per failed step (docs/failures.md), written as its lower-case id. */
 public enum FailureClass {
     /** The port was taken before launch. */
     PORT_BUSY(false),
@@ -54,7 +54,7 @@ public enum FailureClass {
         this.saysSomethingAboutLength = saysSomethingAboutLength;
     }
 
-    /** False for failures that a search must not read as "too long" (spec 05, rule 5). */
+    /** False for failures that a search must not read as "too long". */
     public boolean saysSomethingAboutLength() {
         return saysSomethingAboutLength;
     }

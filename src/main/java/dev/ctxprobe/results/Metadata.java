@@ -9,6 +9,8 @@ package dev.ctxprobe.results;
  * @param gitCommit short hash of the repository holding the experiment file, "" outside git
  * @param gitDirty "dirty" or "clean"
  * @param finishedAt null while the run is going
+ * @param schemaVersion the version of this file's schema ({@link #SCHEMA_VERSION} when ctxprobe wrote it); absent in
+ *     the seeds and in ctxprobe's files written before it was recorded, which read as they always did
  */
 public record Metadata(
         String experiment,
@@ -28,7 +30,14 @@ public record Metadata(
         Tool tool,
         String host,
         String startedAt,
-        String finishedAt) {
+        String finishedAt,
+        Integer schemaVersion) {
+
+    /**
+     * The schema ctxprobe writes: 1 adds {@code schema_version}, each scenario's {@code concurrency} and a matrix
+     * cell's {@code params} to the unversioned files before it. A reader refuses a file of a later version.
+     */
+    public static final int SCHEMA_VERSION = 1;
 
     /** The program that wrote the file. */
     public record Tool(String name, String version) {}
@@ -52,6 +61,7 @@ public record Metadata(
                 tool,
                 host,
                 startedAt,
-                at);
+                at,
+                schemaVersion);
     }
 }

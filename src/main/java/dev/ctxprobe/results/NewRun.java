@@ -54,7 +54,8 @@ public final class NewRun {
                 new Metadata.Tool("ctxprobe", ctx.toolVersion()),
                 ctx.host(),
                 start,
-                null);
+                null,
+                Metadata.SCHEMA_VERSION);
         return new ResultDocument(m, config(e, strategy), List.of(), Map.of());
     }
 
@@ -98,7 +99,7 @@ public final class NewRun {
         t.put("queue_s", e.timeouts().queue().toMillis() / 1000.0);
         c.put("timeouts", t);
         c.put("verify", load.lenientVerify() ? "lenient" : "strict");
-        // Vars a backend sets for itself (spec 02) would be lost in one flat map: they go per backend.
+        // Vars a backend sets for itself would be lost in one flat map: they go per backend.
         Map<String, Object> own = new LinkedHashMap<>();
         for (Backend b : e.backends()) {
             Map<String, Object> diff = new LinkedHashMap<>();

@@ -48,6 +48,11 @@ public record ResultDocument(
         return scenarios.stream().filter(s -> s.backend().equals(backend)).toList();
     }
 
+    /** The steps of one series (a backend's cell at one concurrency), in execution order. */
+    public List<Scenario> series(Point.Series series) {
+        return scenarios.stream().filter(s -> s.point().series().equals(series)).toList();
+    }
+
     /** The document without the steps a Ctrl-C cut short: {@code --resume} runs them again. */
     public ResultDocument withoutInterrupted() {
         return new ResultDocument(

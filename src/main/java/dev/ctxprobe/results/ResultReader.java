@@ -61,6 +61,14 @@ final class ResultReader {
                     "missing: not a ctxprobe results file or a seed results file (those list their steps there)");
             throw problems.exception();
         }
+        JsonNode version = root.path("metadata").path("schema_version");
+        if (version.isIntegralNumber() && version.asLong() > Metadata.SCHEMA_VERSION) {
+            problems.add(
+                    "metadata.schema_version",
+                    version.asLong() + ": written by a newer ctxprobe; this one reads up to version "
+                            + Metadata.SCHEMA_VERSION + ": update ctxprobe to read it");
+            throw problems.exception();
+        }
         ResultSchema.check(root, problems);
         if (problems.any()) {
             throw problems.exception();
@@ -116,7 +124,7 @@ final class ResultReader {
     }
 
     private static void rules(ResultDocument doc, JsonNode root, Problems problems) {
-        Map<String, Integer> seen = new HashMap<>();
+        Map<Point, Integer> seen = new HashMap<>();
         for (int i = 0; i < doc.scenarios().size(); i++) {
             Scenario s = doc.scenarios().get(i);
             String at = "scenarios[" + i + "]";
@@ -133,6 +141,11 @@ final class ResultReader {
                         s.maxModelLen() + " is below target_len " + s.targetLen()
                                 + "; a server cannot serve a prompt longer than its context");
             }
+            if (s.concurrency() < 1) {
+                problems.add(
+                        at + ".concurrency",
+                        s.concurrency() + " is not a number of requests; expected 1 or more sent at once");
+            }
             if (s.success() != s.outcome().passed()) {
                 problems.add(
                         at + ".success",
@@ -142,16 +155,16 @@ final class ResultReader {
             if (s.metrics() != null) {
                 metrics(s.metrics(), at + ".metrics", problems);
             }
-            String step = s.backend() + "\u0000" + s.targetLen();
-            Integer earlier = seen.get(step);
+            Integer earlier = seen.get(s.point());
             if (earlier != null && !doc.scenarios().get(earlier).outcome().interrupted()) {
                 problems.add(
                         at,
                         "a second step of " + s.backend() + " at target_len " + s.targetLen()
+                                + (s.concurrency() == 1 ? "" : " and concurrency " + s.concurrency())
                                 + " (the first is scenarios[" + earlier
                                 + "]); a run probes each target of a backend once: remove one of them");
             }
-            seen.put(step, i);
+            seen.put(s.point(), i);
         }
         doc.frontier().forEach((backend, f) -> {
             String at = ResultSchema.join("frontier", backend);

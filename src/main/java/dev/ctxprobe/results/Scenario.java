@@ -7,6 +7,8 @@ import dev.ctxprobe.engine.ServedCapacity;
 import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.metrics.StepMetrics;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * One step as written in {@code scenarios}: the seeds' keys first ({@code backend} to {@code error}), then
@@ -21,6 +23,8 @@ import java.util.List;
  * @param log the step's server log, relative to the run folder
  * @param requests the individual requests, warm-ups included
  * @param warnings what ctxprobe noticed before the step's answer, e.g. a stated capacity below the target
+ * @param concurrency requests sent at once; 1 in files written before it was recorded (the seeds' too)
+ * @param params the values of the backend's matrix cell, written only when the backend has a matrix
  */
 public record Scenario(
         String backend,
@@ -36,7 +40,9 @@ public record Scenario(
         Verification verification,
         String log,
         List<Request> requests,
-        List<String> warnings) {
+        List<String> warnings,
+        Integer concurrency,
+        @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, String> params) {
 
     public Scenario {
         if (outcome == null) {
@@ -44,15 +50,29 @@ public record Scenario(
         }
         requests = requests == null ? List.of() : List.copyOf(requests);
         warnings = warnings == null ? List.of() : List.copyOf(warnings);
+        concurrency = concurrency == null ? 1 : concurrency;
+        params = params == null || params.isEmpty()
+                ? Map.of()
+                : java.util.Collections.unmodifiableMap(new TreeMap<>(params));
     }
 
-    /** A step of {@code backend} at {@code targetLen}, its server at {@code maxModelLen} run as {@code serverArgs}. */
+    /** What this step measured. */
+    public Point point() {
+        return new Point(backend, params, targetLen, concurrency);
+    }
+
+    /** A single-prompt step of {@code backend} at {@code targetLen}, its server at {@code maxModelLen}. */
     public static Builder builder(String backend, long targetLen, long maxModelLen, String serverArgs) {
-        return new Builder(backend, targetLen, maxModelLen, serverArgs);
+        return builder(Point.of(backend, targetLen), maxModelLen, serverArgs);
+    }
+
+    /** A step at {@code point}, its server at {@code maxModelLen} run as {@code serverArgs}. */
+    public static Builder builder(Point point, long maxModelLen, String serverArgs) {
+        return new Builder(point, maxModelLen, serverArgs);
     }
 
     public Builder toBuilder() {
-        return new Builder(backend, targetLen, maxModelLen, serverArgs)
+        return new Builder(point(), maxModelLen, serverArgs)
                 .measured(metrics, verification, requests, warnings)
                 .outcome(outcome, error, failure)
                 .server(server, log);
@@ -65,8 +85,7 @@ public record Scenario(
 
     /** Assembles a step; {@code success} follows from the outcome. */
     public static final class Builder {
-        private final String backend;
-        private long targetLen;
+        private Point point;
         private final long maxModelLen;
         private final String serverArgs;
         private StepMetrics metrics;
@@ -79,16 +98,15 @@ public record Scenario(
         private List<Request> requests = List.of();
         private List<String> warnings = List.of();
 
-        private Builder(String backend, long targetLen, long maxModelLen, String serverArgs) {
-            this.backend = backend;
-            this.targetLen = targetLen;
+        private Builder(Point point, long maxModelLen, String serverArgs) {
+            this.point = point;
             this.maxModelLen = maxModelLen;
             this.serverArgs = serverArgs;
         }
 
         /** The step as the answer for another target (a kept server's failure answers the target it was probed for). */
         public Builder target(long target) {
-            this.targetLen = target;
+            this.point = point.at(target);
             return this;
         }
 
@@ -121,8 +139,8 @@ public record Scenario(
 
         public Scenario build() {
             return new Scenario(
-                    backend,
-                    targetLen,
+                    point.backend(),
+                    point.target(),
                     maxModelLen,
                     outcome.passed(),
                     serverArgs,
@@ -134,7 +152,9 @@ public record Scenario(
                     verification,
                     log,
                     requests,
-                    warnings);
+                    warnings,
+                    point.concurrency(),
+                    point.params());
         }
     }
 

@@ -2,10 +2,12 @@ package dev.ctxprobe.run;
 
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
+import dev.ctxprobe.explore.StepLogs;
 import dev.ctxprobe.launch.Launchers;
 import dev.ctxprobe.launch.Ledger;
 import dev.ctxprobe.report.Reports;
 import dev.ctxprobe.results.NewRun;
+import dev.ctxprobe.results.Point;
 import dev.ctxprobe.results.ResultDocument;
 import dev.ctxprobe.results.ResultFiles;
 import java.io.IOException;
@@ -23,7 +25,7 @@ import java.util.List;
  * experiment.yaml}, what {@code --resume} reads), {@code logs/}, the servers file of live servers ({@link Ledger}),
  * {@code run.lock} while a run holds it, and {@code report.html} at the end. Held (locked) from opening to close.
  */
-public final class RunFolder implements AutoCloseable {
+public final class RunFolder implements AutoCloseable, StepLogs {
     /** The experiment file kept in each run folder, so that --resume needs nothing else. */
     public static final String EXPERIMENT_COPY = "experiment.yaml";
 
@@ -182,6 +184,23 @@ public final class RunFolder implements AutoCloseable {
         }
     }
 
+    /**
+     * {@code logs/<backend>_ctx_<target>.log}, with {@code _n<concurrency>} for concurrent requests; a relaunch for
+     * the same point (restart: on_failure after a crash, --resume) gets {@code .2}, {@code .3}: it must not
+     * overwrite the log an earlier step's evidence points to.
+     */
+    @Override
+    public String fresh(Point point) {
+        String stem = "logs/" + point.backend() + "_ctx_" + point.target()
+                + (point.concurrency() == 1 ? "" : "_n" + point.concurrency());
+        String name = stem + ".log";
+        for (int n = 2; Files.exists(dir.resolve(name)); n++) {
+            name = stem + "." + n + ".log";
+        }
+        return name;
+    }
+
+    @Override
     public Path dir() {
         return dir;
     }

@@ -31,7 +31,7 @@ class FrontierStrategyTest {
         List<Probe> probes = drive(new FrontierStrategy(SEEDS), SimulatedEngine.vllmLike(1_000_000, PAD));
 
         assertThat(probes).extracting(Probe::target).containsExactly(1048576L, 998912L, 999168L);
-        Frontier f = new FrontierStrategy(SEEDS).summary(probes);
+        Frontier f = new FrontierStrategy(SEEDS).answer(probes);
         assertThat(f.maxOkTarget()).isEqualTo(998912L);
         assertThat(f.minFailedTarget()).isEqualTo(999168L);
         assertThat(f.predictedMax()).isEqualTo(1_000_000 - PAD);
@@ -48,10 +48,10 @@ class FrontierStrategyTest {
                 List.of(new Probe(measured, dev.ctxprobe.results.Outcome.OK, fitted, HintKind.MAX_MODEL_LEN)));
         FrontierStrategy search = new FrontierStrategy(SEEDS);
 
-        assertThat(search.next(probes)).hasValue(measured + 256);
+        assertThat(search.nextTarget(probes)).hasValue(measured + 256);
         probes.add(Probe.of(measured + 256, FailureClass.KV_INSUFFICIENT, fitted, HintKind.MAX_MODEL_LEN));
-        assertThat(search.next(probes)).isEmpty();
-        Frontier f = search.summary(probes);
+        assertThat(search.nextTarget(probes)).isEmpty();
+        Frontier f = search.answer(probes);
         assertThat(f.maxOkTarget()).isEqualTo(measured);
         assertThat(f.minFailedTarget() - f.maxOkTarget()).isLessThanOrEqualTo((long) (0.01 * measured));
     }
@@ -62,12 +62,12 @@ class FrontierStrategyTest {
         List<Probe> probes = new ArrayList<>(List.of(new Probe(
                 SEEDS.highestTarget(), dev.ctxprobe.results.Outcome.failed(FailureClass.TIMEOUT), null, null, true)));
 
-        assertThat(search.next(probes)).hasValue(SEEDS.highestTarget() - 256);
+        assertThat(search.nextTarget(probes)).hasValue(SEEDS.highestTarget() - 256);
         probes.add(Probe.of(SEEDS.highestTarget() - 256, null, null, null));
-        assertThat(search.next(probes)).isEmpty();
+        assertThat(search.nextTarget(probes)).isEmpty();
         // A plain timeout says nothing of where the limit is: the search bisects from min as before.
         List<Probe> plain = List.of(Probe.of(SEEDS.highestTarget(), FailureClass.TIMEOUT, null, null));
-        assertThat(search.next(plain)).hasValue(SEEDS.lowestTarget());
+        assertThat(search.nextTarget(plain)).hasValue(SEEDS.lowestTarget());
     }
 
     @Test
@@ -130,7 +130,7 @@ class FrontierStrategyTest {
         FrontierSettings exact = new FrontierSettings(65536, 1048576, 1e-9, 256, 30, PAD, 1);
         SimulatedEngine engine = SimulatedEngine.noHint(500_001);
 
-        Frontier f = new FrontierStrategy(exact).summary(drive(new FrontierStrategy(exact), engine));
+        Frontier f = new FrontierStrategy(exact).answer(drive(new FrontierStrategy(exact), engine));
 
         assertThat(f.maxOkTarget()).isEqualTo(499_968L);
         assertThat(f.minFailedTarget()).isEqualTo(500_224L);
@@ -141,7 +141,7 @@ class FrontierStrategyTest {
         List<Probe> probes = drive(new FrontierStrategy(SEEDS), SimulatedEngine.vllmLike(4_000_000, PAD));
 
         assertThat(probes).extracting(Probe::target).containsExactly(1048576L);
-        Frontier f = new FrontierStrategy(SEEDS).summary(probes);
+        Frontier f = new FrontierStrategy(SEEDS).answer(probes);
         assertThat(f.maxOkTarget()).isEqualTo(1048576L);
         assertThat(f.stoppedBecause()).isEqualTo(Frontier.FULL_RANGE_FITS);
     }
@@ -152,7 +152,7 @@ class FrontierStrategyTest {
             List<Probe> probes = drive(new FrontierStrategy(SEEDS), engine);
 
             assertThat(probes).extracting(Probe::target).containsExactly(1048576L, 65536L);
-            Frontier f = new FrontierStrategy(SEEDS).summary(probes);
+            Frontier f = new FrontierStrategy(SEEDS).answer(probes);
             assertThat(f.maxOkTarget()).isNull();
             assertThat(f.minFailedTarget()).isEqualTo(65536L);
             assertThat(f.stoppedBecause()).isEqualTo(Frontier.NOTHING_FITS);
@@ -221,11 +221,11 @@ class FrontierStrategyTest {
         List<Probe> probes = new ArrayList<>(List.of(engine.run(20480), engine.run(29696), engine.run(35840)));
         FrontierStrategy strategy = new FrontierStrategy(s);
 
-        for (OptionalLong next = strategy.next(probes); next.isPresent(); next = strategy.next(probes)) {
+        for (OptionalLong next = strategy.nextTarget(probes); next.isPresent(); next = strategy.nextTarget(probes)) {
             assertThat(next.getAsLong()).isGreaterThan(35840L);
             probes.add(engine.run(next.getAsLong()));
         }
-        Frontier f = strategy.summary(probes);
+        Frontier f = strategy.answer(probes);
 
         assertThat(probes.get(3).target()).isEqualTo(65536L);
         assertThat(f.nonMonotonic()).containsExactly(29696L);
@@ -241,11 +241,11 @@ class FrontierStrategyTest {
         SimulatedEngine engine = SimulatedEngine.vllmLike(500_000, PAD);
         List<Probe> probes = new ArrayList<>(List.of(engine.run(1048576)));
         FrontierStrategy strategy = new FrontierStrategy(SEEDS);
-        long hinted = strategy.next(probes).orElseThrow();
+        long hinted = strategy.nextTarget(probes).orElseThrow();
         probes.add(Probe.of(hinted, cause, null, null));
 
-        assertThat(strategy.next(probes)).isEmpty();
-        Frontier f = strategy.summary(probes);
+        assertThat(strategy.nextTarget(probes)).isEmpty();
+        Frontier f = strategy.answer(probes);
         assertThat(f.stoppedBecause()).isEqualTo(cause.id());
         assertThat(f.maxOkTarget()).isNull();
         assertThat(f.minFailedTarget()).isEqualTo(1048576L);
@@ -258,7 +258,7 @@ class FrontierStrategyTest {
         List<Probe> probes = drive(new FrontierStrategy(SEEDS), engine);
 
         assertThat(probes).hasSize(1);
-        Frontier f = new FrontierStrategy(SEEDS).summary(probes);
+        Frontier f = new FrontierStrategy(SEEDS).answer(probes);
         assertThat(f.maxOkTarget()).isNull();
         assertThat(f.minFailedTarget()).isNull();
         assertThat(f.stoppedBecause()).isEqualTo("port_busy");
@@ -283,17 +283,17 @@ class FrontierStrategyTest {
         List<Probe> probes = drive(new FrontierStrategy(one), SimulatedEngine.noHint(500_000));
 
         assertThat(probes).extracting(Probe::target).containsExactly(1048576L);
-        assertThat(new FrontierStrategy(one).summary(probes).stoppedBecause()).isEqualTo(Frontier.MAX_LAUNCHES);
+        assertThat(new FrontierStrategy(one).answer(probes).stoppedBecause()).isEqualTo(Frontier.MAX_LAUNCHES);
     }
 
     @Test
     void whileTheSearchRunsTheSummaryClaimsNoReasonToStop() {
         List<Probe> probes = List.of(SimulatedEngine.noHint(500_000).run(1048576));
 
-        Frontier f = new FrontierStrategy(SEEDS).summary(probes);
+        Frontier f = new FrontierStrategy(SEEDS).answer(probes);
 
         assertThat(f.stoppedBecause()).isNull();
-        assertThat(Strategy.answer(probes, PAD, 1).stoppedBecause()).isEqualTo(Frontier.NOTHING_FITS);
+        assertThat(Strategy.hinted(probes, PAD, 1).stoppedBecause()).isEqualTo(Frontier.NOTHING_FITS);
     }
 
     @Test
@@ -351,12 +351,12 @@ class FrontierStrategyTest {
         for (Scenario sc : scenarios) {
             List<Probe> frontier =
                     drive(new FrontierStrategy(SEEDS), sc.engine().get());
-            Frontier f = new FrontierStrategy(SEEDS).summary(frontier);
+            Frontier f = new FrontierStrategy(SEEDS).answer(frontier);
             List<Probe> list =
                     drive(new ListStrategy(SEED_TARGETS, false), sc.engine().get());
             List<Probe> listStopping =
                     drive(new ListStrategy(SEED_TARGETS, true), sc.engine().get());
-            Frontier l = Strategy.answer(list, PAD, 1);
+            Frontier l = Strategy.hinted(list, PAD, 1);
             if (!sc.name().startsWith("port_busy")) {
                 assertSound(SEEDS, frontier, sc.engine().get());
             }
@@ -384,7 +384,7 @@ class FrontierStrategyTest {
             assertThat(p.target()).as("in range: %s", probes).isBetween(s.lowestTarget(), s.highestTarget());
             assertThat(engine.run(p.target()).passed()).isEqualTo(p.passed());
         }
-        Frontier f = new FrontierStrategy(s).summary(probes);
+        Frontier f = new FrontierStrategy(s).answer(probes);
         if (f.maxOkTarget() != null) {
             assertThat(probes).as("max ok is proven").anyMatch(p -> p.passed() && p.target() == f.maxOkTarget());
         }

@@ -16,7 +16,7 @@ class HintsTest {
                 Probe.of(1048576, FailureClass.KV_INSUFFICIENT, 1_000_000L, HintKind.MAX_MODEL_LEN),
                 Probe.of(998_912, null, null, null));
 
-        assertThat(Strategy.answer(probes, 1024, 1).predictedMax()).isEqualTo(998_976L);
+        assertThat(Strategy.hinted(probes, 1024, 1).predictedMax()).isEqualTo(998_976L);
     }
 
     @Test
@@ -25,7 +25,7 @@ class HintsTest {
                 Probe.of(1048576, FailureClass.KV_INSUFFICIENT, 900_000L, HintKind.MAX_MODEL_LEN),
                 Probe.of(800_000, FailureClass.REQUEST_REJECTED, 700_001L, HintKind.PROMPT_LEN));
 
-        assertThat(Strategy.answer(probes, 1024, 1).predictedMax()).isEqualTo(700_000L);
-        assertThat(Strategy.answer(probes, 1024, 3).predictedMax()).isEqualTo(699_998L);
+        assertThat(Strategy.hinted(probes, 1024, 1).predictedMax()).isEqualTo(700_000L);
+        assertThat(Strategy.hinted(probes, 1024, 3).predictedMax()).isEqualTo(699_998L);
     }
 }

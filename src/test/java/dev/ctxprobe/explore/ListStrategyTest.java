@@ -30,7 +30,8 @@ class ListStrategyTest {
         List<Probe> probes = drive(strategy, SimulatedEngine.noHint(200_000));
 
         assertThat(probes).extracting(Probe::target).containsExactly(65536L, 131072L, 262144L);
-        assertThat(strategy.skipped(probes)).containsExactly(393216L, 524288L);
+        assertThat(strategy.skipped(probes).stream().map(dev.ctxprobe.results.Point::target))
+                .containsExactly(393216L, 524288L);
     }
 
     @Test
@@ -40,7 +41,8 @@ class ListStrategyTest {
         List<Probe> probes = drive(strategy, SimulatedEngine.portBusyAt(2, SimulatedEngine.noHint(10_000_000)));
 
         assertThat(probes).extracting(p -> p.outcome().failureClass()).containsExactly(null, FailureClass.PORT_BUSY);
-        assertThat(strategy.skipped(probes)).containsExactly(262144L, 393216L, 524288L);
+        assertThat(strategy.skipped(probes).stream().map(dev.ctxprobe.results.Point::target))
+                .containsExactly(262144L, 393216L, 524288L);
     }
 
     @Test
@@ -48,8 +50,9 @@ class ListStrategyTest {
         ListStrategy strategy = new ListStrategy(TARGETS, true);
         List<Probe> probes = List.of(Probe.of(65536, null, null, null));
 
-        assertThat(strategy.skipped(probes)).isEmpty();
-        assertThat(strategy.next(probes)).hasValue(131072L);
+        assertThat(strategy.skipped(probes).stream().map(dev.ctxprobe.results.Point::target))
+                .isEmpty();
+        assertThat(strategy.nextTarget(probes)).hasValue(131072L);
     }
 
     @Test
@@ -57,9 +60,9 @@ class ListStrategyTest {
         ListStrategy strategy = new ListStrategy(List.of(1024L, 1024L), false);
         Probe first = Probe.of(1024, null, null, null);
 
-        assertThat(strategy.next(List.of())).hasValue(1024L);
-        assertThat(strategy.next(List.of(first))).hasValue(1024L);
-        assertThat(strategy.next(List.of(first, first))).isEmpty();
+        assertThat(strategy.nextTarget(List.of())).hasValue(1024L);
+        assertThat(strategy.nextTarget(List.of(first))).hasValue(1024L);
+        assertThat(strategy.nextTarget(List.of(first, first))).isEmpty();
     }
 
     @Test
@@ -68,7 +71,7 @@ class ListStrategyTest {
         List<Probe> wrong = new ArrayList<>(List.of(Probe.of(65536, null, null, null)));
         wrong.add(Probe.of(100_000, null, null, null));
 
-        assertThatThrownBy(() -> strategy.next(wrong))
+        assertThatThrownBy(() -> strategy.nextTarget(wrong))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("probe 2 has target 100000 but the list's target 2 is 131072");
     }

@@ -19,7 +19,7 @@ class PlannedStartTest {
         List<Probe> probes = drive(new FrontierStrategy(SEEDS, 699_904L), engine);
 
         assertThat(probes).extracting(Probe::target).containsExactly(699_904L, 700_160L);
-        Frontier f = new FrontierStrategy(SEEDS, 699_904L).summary(probes);
+        Frontier f = new FrontierStrategy(SEEDS, 699_904L).answer(probes);
         assertThat(f.maxOkTarget()).isEqualTo(699_904L);
         assertThat(f.minFailedTarget()).isEqualTo(700_160L);
         assertThat(f.stoppedBecause()).isNull();
@@ -35,8 +35,8 @@ class PlannedStartTest {
 
         assertThat(fromMax).hasSize(3);
         assertThat(fromPlan).extracting(Probe::target).containsExactly(predicted, predicted + 256);
-        assertThat(new FrontierStrategy(SEEDS, predicted).summary(fromPlan).maxOkTarget())
-                .isEqualTo(new FrontierStrategy(SEEDS).summary(fromMax).maxOkTarget());
+        assertThat(new FrontierStrategy(SEEDS, predicted).answer(fromPlan).maxOkTarget())
+                .isEqualTo(new FrontierStrategy(SEEDS).answer(fromMax).maxOkTarget());
     }
 
     @Test
@@ -47,7 +47,7 @@ class PlannedStartTest {
         // 800,000 (a multiple of 256) fails naming 500,000: the hint's target, then one align above.
         long best = (500_000 - PAD) / 256 * 256;
         assertThat(probes).extracting(Probe::target).containsExactly(800_000L, best, best + 256);
-        assertThat(new FrontierStrategy(SEEDS, 800_000L).summary(probes).maxOkTarget())
+        assertThat(new FrontierStrategy(SEEDS, 800_000L).answer(probes).maxOkTarget())
                 .isEqualTo(best);
     }
 
@@ -60,7 +60,7 @@ class PlannedStartTest {
         // Nothing passed yet: min decides, then bisection between min and the failed prediction.
         assertThat(probes.get(1).target()).isEqualTo(65_536L);
         assertThat(probes).allSatisfy(p -> assertThat(p.target()).isLessThanOrEqualTo(400_128L));
-        Frontier f = new FrontierStrategy(SEEDS, 400_128L).summary(probes);
+        Frontier f = new FrontierStrategy(SEEDS, 400_128L).answer(probes);
         assertThat(f.maxOkTarget()).isLessThanOrEqualTo(300_000L);
         assertThat(f.minFailedTarget()).isGreaterThan(300_000L);
     }
@@ -71,7 +71,7 @@ class PlannedStartTest {
         List<Probe> probes = drive(new FrontierStrategy(SEEDS, 600_064L), engine);
 
         assertThat(probes).extracting(Probe::target).startsWith(600_064L, 600_320L, 1_048_576L);
-        Frontier f = new FrontierStrategy(SEEDS, 600_064L).summary(probes);
+        Frontier f = new FrontierStrategy(SEEDS, 600_064L).answer(probes);
         assertThat(f.maxOkTarget()).isLessThanOrEqualTo(900_000L).isGreaterThan(600_320L);
         assertThat(f.minFailedTarget()).isGreaterThan(900_000L);
     }
@@ -94,7 +94,7 @@ class PlannedStartTest {
         List<Probe> earlier = List.of(Probe.of(800_000, null, null, null));
         FrontierStrategy s = new FrontierStrategy(SEEDS, 600_064L);
 
-        assertThat(s.next(earlier)).hasValue(1_048_576L);
+        assertThat(s.nextTarget(earlier)).hasValue(1_048_576L);
     }
 
     @Test
@@ -102,7 +102,7 @@ class PlannedStartTest {
         SimulatedEngine engine = SimulatedEngine.noHint(700_000);
         FrontierStrategy s = new FrontierStrategy(SEEDS, 699_904L);
         List<Probe> probes = new java.util.ArrayList<>(List.of(engine.run(65_536), engine.run(917_504)));
-        for (var next = s.next(probes); next.isPresent(); next = s.next(probes)) {
+        for (var next = s.nextTarget(probes); next.isPresent(); next = s.nextTarget(probes)) {
             probes.add(engine.run(next.getAsLong()));
         }
 

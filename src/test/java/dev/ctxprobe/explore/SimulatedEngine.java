@@ -50,9 +50,9 @@ interface SimulatedEngine {
      */
     static List<Probe> drive(Strategy strategy, SimulatedEngine engine) {
         List<Probe> probes = new ArrayList<>();
-        for (OptionalLong next = strategy.next(List.copyOf(probes));
+        for (OptionalLong next = strategy.nextTarget(List.copyOf(probes));
                 next.isPresent();
-                next = strategy.next(List.copyOf(probes))) {
+                next = strategy.nextTarget(List.copyOf(probes))) {
             long target = next.getAsLong();
             if (probes.stream().anyMatch(p -> p.target() == target)) {
                 throw new AssertionError("target " + target + " probed twice: " + probes);

@@ -1,0 +1,165 @@
+package dev.ctxprobe.explore;
+
+import dev.ctxprobe.engine.EngineProfile;
+import dev.ctxprobe.engine.Phase;
+import dev.ctxprobe.experiment.Experiment.Backend;
+import dev.ctxprobe.launch.StopReport;
+import dev.ctxprobe.results.Point;
+import dev.ctxprobe.results.Recorder;
+import dev.ctxprobe.results.Scenario;
+
+/**
+ * The servers of one series: a new one per step ({@code restart: per_target}), or with {@code restart: on_failure}
+ * one kept alive across steps while it serves and its context holds the target. A kept server is launched at the
+ * strategy's largest target; one that refuses to start there leaves later steps a server of their own length; one
+ * that timed out, broke a stream or died is replaced, since it may still be busy with the abandoned prompt.
+ */
+final class ServerPolicy implements AutoCloseable {
+    private final Backend backend;
+    private final EngineProfile profile;
+    private final boolean keep;
+    private final long largestTarget;
+    private final long pad;
+    private final StepRunner steps;
+    private final Recorder recorder;
+    private final RunListener listener;
+    private StepRunner.Live live;
+    /** Where the kept server's latest step sits in the document: its stop is recorded there. */
+    private int liveStepIndex = -1;
+    /** A server at the largest target refused to start: later servers are launched at their own target. */
+    private boolean largestRefused;
+    /** That refusal, until it is recorded as the answer for the largest target. */
+    private Scenario refusalAtLargest;
+
+    /**
+     * @param keep true to keep one server across steps ({@code restart: on_failure})
+     * @param largestTarget where a kept server is launched first
+     * @param pad {@code context_pad}: a kept server serves a target while its max_model_len holds target + pad
+     */
+    ServerPolicy(
+            Backend backend,
+            EngineProfile profile,
+            boolean keep,
+            long largestTarget,
+            long pad,
+            StepRunner steps,
+            Recorder recorder,
+            RunListener listener) {
+        this.backend = backend;
+        this.profile = profile;
+        this.keep = keep;
+        this.largestTarget = largestTarget;
+        this.pad = pad;
+        this.steps = steps;
+        this.recorder = recorder;
+        this.listener = listener;
+    }
+
+    /** Runs the step at {@code point} on a server this policy launches or keeps. */
+    Scenario step(Point point) throws InterruptedException {
+        if (!keep) {
+            return steps.run(backend, profile, point);
+        }
+        long target = point.target();
+        if (refusalAtLargest != null && target == refusalAtLargest.targetLen()) {
+            // That server was launched and refused already: the same command would only refuse again.
+            return refusalAtLargest;
+        }
+        if (live != null && (!live.handle().isAlive() || live.command().maxModelLen() < target + pad)) {
+            close();
+        }
+        if (live == null) {
+            Scenario failed = launchKept(point);
+            if (failed != null) {
+                return failed;
+            }
+        }
+        StepRunner.Live current = live;
+        Scenario s;
+        try {
+            s = steps.measure(backend, profile, current, point);
+        } catch (InterruptedException e) {
+            live = null;
+            throw new StepRunner.StepInterrupted(steps.interrupted(current, point, Phase.MEASURE), e);
+        }
+        if (!current.handle().isAlive() || s.outcome().replacesKeptServer()) {
+            // A server that hung or broke a stream may still be busy with the abandoned prompt.
+            s = steps.stop(s, current);
+            live = null;
+        }
+        return s;
+    }
+
+    // Launches the server to keep, at the largest target unless that refused; the failed step when none started.
+    private Scenario launchKept(Point point) throws StepRunner.StepInterrupted {
+        long target = point.target();
+        long launchAt = largestRefused ? target : Math.max(target, largestTarget);
+        StepRunner.Launch l;
+        try {
+            l = steps.launch(backend, profile, point.at(launchAt), null);
+        } catch (StepRunner.StepInterrupted e) {
+            // The step interrupted is the probed target's, whatever length its server was launching at.
+            throw new StepRunner.StepInterrupted(
+                    e.scenario().toBuilder().target(target).build(), e);
+        }
+        if (l.failed() != null && launchAt != target) {
+            if (!l.failed().outcome().worthRetryBelow()) {
+                // A timeout, a busy port, a crash: the same would happen at this target; it is its answer.
+                return l.failed().toBuilder().target(target).build();
+            }
+            // A server at the largest target would not start for its length: this and later targets get servers of
+            // their own length, and the refusal is the answer for the largest when the search asks for it.
+            largestRefused = true;
+            refusalAtLargest = l.failed();
+            l = steps.launch(backend, profile, point, null);
+        }
+        if (l.failed() != null) {
+            return l.failed();
+        }
+        live = l.live();
+        return null;
+    }
+
+    /** A step went into the document at {@code index}. */
+    void recorded(Scenario s, int index) {
+        if (live != null
+                && s.server() != null
+                && live.facts().id().equals(s.server().id())) {
+            liveStepIndex = index;
+        }
+        if (s == refusalAtLargest) {
+            refusalAtLargest = null;
+        }
+    }
+
+    /** A refused launch at the largest target that no step recorded still cost a launch. */
+    int unrecordedLaunches() {
+        return refusalAtLargest != null
+                        && refusalAtLargest.server() != null
+                        && refusalAtLargest.server().id() != null
+                ? 1
+                : 0;
+    }
+
+    /** Stops a kept server and records what its stop showed on the last step it answered. */
+    @Override
+    public void close() {
+        if (live == null) {
+            return;
+        }
+        StepRunner.Live closing = live;
+        live = null;
+        listener.stepPhase(
+                backend.name(),
+                closing.command().targetLen(),
+                StepPhase.STOPPING,
+                closing.handle().log());
+        StopReport report = closing.handle().stop();
+        if (liveStepIndex >= 0) {
+            int index = liveStepIndex;
+            liveStepIndex = -1;
+            recorder.update(d ->
+                    d.withScenarioAt(index, StepRecords.stopped(d.scenarios().get(index), report)));
+        }
+    }
+}
