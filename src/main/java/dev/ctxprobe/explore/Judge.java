@@ -8,6 +8,7 @@ import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.engine.ServedCapacity;
 import dev.ctxprobe.launch.Readiness;
 import dev.ctxprobe.launch.Termination;
+import dev.ctxprobe.results.Ended;
 import dev.ctxprobe.results.FailureClass;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -54,7 +55,7 @@ final class Judge {
         }
         Termination how = notReady instanceof Readiness.Exited x ? x.how() : null;
         Integer code = how == null ? null : how.shellCode();
-        if (how != null && how.reason() == Termination.Reason.OUT_OF_MEMORY) {
+        if (how != null && how.reason() == Ended.Reason.OUT_OF_MEMORY) {
             return StepFailure.of(
                             FailureClass.OOM_STARTUP,
                             Phase.STARTUP,
@@ -346,7 +347,7 @@ final class Judge {
                         FailureClass.SERVER_CRASH,
                         phase,
                         "the server died while serving (" + how.describe() + ")"
-                                + (code != null && code == 137 && how.reason() == Termination.Reason.EXITED
+                                + (code != null && code == 137 && how.reason() == Ended.Reason.EXITED
                                         ? ", killed: out of memory?"
                                         : ""),
                         evidence)

@@ -124,7 +124,7 @@ final class ServerPolicy implements AutoCloseable {
     void recorded(Scenario s, int index) {
         if (live != null
                 && s.server() != null
-                && live.facts().id().equals(s.server().id())) {
+                && java.util.Objects.equals(live.facts().id(), s.server().id())) {
             liveStepIndex = index;
         }
         if (s == refusalAtLargest) {

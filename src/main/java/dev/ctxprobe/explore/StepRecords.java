@@ -89,7 +89,7 @@ final class StepRecords {
         }
         Scenario.Server old = s.server() != null ? s.server() : Scenario.Server.ofHints(null, null, null);
         Scenario.Server server = old.withStop(
-                stop.ended(),
+                stop.ended() == null ? null : stop.ended().recorded(),
                 stop.stoppedCleanly(),
                 stop.leftoverPids(),
                 stop.memoryAfterMib(),

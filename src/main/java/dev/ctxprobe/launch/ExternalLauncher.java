@@ -31,7 +31,7 @@ public final class ExternalLauncher implements Launcher {
 
         @Override
         public String id() {
-            return KIND + ":" + endpoint;
+            return null;
         }
 
         @Override

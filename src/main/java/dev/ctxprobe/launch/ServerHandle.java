@@ -7,7 +7,10 @@ import java.util.Optional;
 
 /** A launched server, wherever it runs: its name, where it answers, its log, its readiness, its end and its stop. */
 public interface ServerHandle {
-    /** The launcher's name for the server, unique within a run, e.g. {@code local:12345} or {@code slurm:678}. */
+    /**
+     * The launcher's name for the server, unique within a run, e.g. {@code local:12345} or {@code slurm:678}; null for
+     * a server ctxprobe did not start (the {@code external} launcher), which counts as no launch.
+     */
     String id();
 
     /** Where requests go once it is ready. */

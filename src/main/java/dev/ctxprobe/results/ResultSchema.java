@@ -3,7 +3,6 @@ package dev.ctxprobe.results;
 import com.fasterxml.jackson.annotation.JsonAlias;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonValue;
-import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.metrics.StepMetrics;
 import java.lang.reflect.Method;
 import java.lang.reflect.ParameterizedType;
@@ -35,7 +34,7 @@ final class ResultSchema {
             ResultDocument.class, Set.of("metadata", "scenarios"),
             Scenario.class, Set.of("backend"),
             StepMetrics.class, Set.of("e2eMs", "ttftMs", "tpotMs", "itlMs"),
-            Termination.class, Set.of("reason"));
+            Ended.class, Set.of("reason"));
 
     /** The strings Jackson writes for the numbers JSON cannot hold. */
     private static final Set<String> NON_FINITE = Set.of("NaN", "Infinity", "-Infinity");

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.annotation.JsonAlias;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.ctxprobe.engine.ServedCapacity;
-import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.metrics.StepMetrics;
 import java.util.List;
 import java.util.Map;
@@ -208,7 +207,7 @@ public record Scenario(
             String readyVia,
             Long pid,
             Integer exitCode,
-            Termination ended,
+            Ended ended,
             Boolean stoppedCleanly,
             List<Long> leftoverPids,
             Long kvCapacityTokens,
@@ -270,7 +269,7 @@ public record Scenario(
 
         /** What the stop of the server showed, with the processes it found outside the server's group. */
         public Server withStop(
-                Termination how, boolean clean, List<Long> leftovers, List<Long> memoryAfter, List<Long> outside) {
+                Ended how, boolean clean, List<Long> leftovers, List<Long> memoryAfter, List<Long> outside) {
             Integer code = how == null ? null : how.shellCode();
             return with(maxContextHint, hintKind, capacity, code, how, clean, leftovers, memoryAfter, outside);
         }
@@ -281,7 +280,7 @@ public record Scenario(
                 HintKind kind,
                 ServedCapacity stated,
                 Integer code,
-                Termination how,
+                Ended how,
                 Boolean clean,
                 List<Long> leftovers,
                 List<Long> memoryAfter,

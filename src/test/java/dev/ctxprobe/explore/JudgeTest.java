@@ -9,6 +9,7 @@ import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.engine.ServedCapacity;
 import dev.ctxprobe.launch.Readiness;
 import dev.ctxprobe.launch.Termination;
+import dev.ctxprobe.results.Ended;
 import dev.ctxprobe.results.FailureClass;
 import java.time.Duration;
 import java.util.List;
@@ -223,14 +224,14 @@ class JudgeTest {
     @Test
     void whatAClusterSaysOfItsJobComesBeforeTheLog() {
         List<String> log = List.of("INFO Initializing a V1 LLM engine", "Killed");
-        Termination oom = new Termination(null, 9, Termination.Reason.OUT_OF_MEMORY, "Slurm job 5 FAILED");
+        Termination oom = new Termination(null, 9, Ended.Reason.OUT_OF_MEMORY, "Slurm job 5 FAILED");
         StepFailure atStartup =
                 Judge.startup(EngineProfiles.get("vllm"), new Readiness.Exited(Duration.ofSeconds(3), oom), log);
         assertThat(atStartup.failureClass()).isEqualTo(FailureClass.OOM_STARTUP);
         assertThat(atStartup.phase()).isEqualTo(Phase.STARTUP);
         assertThat(atStartup.evidence()).first().asString().contains("Slurm job 5 FAILED");
 
-        Termination limit = new Termination(null, 15, Termination.Reason.TIME_LIMIT, "Slurm job 6 TIMEOUT");
+        Termination limit = new Termination(null, 15, Ended.Reason.TIME_LIMIT, "Slurm job 6 TIMEOUT");
         StepFailure ended =
                 Judge.startup(EngineProfiles.get("vllm"), new Readiness.Exited(Duration.ofSeconds(3), limit), log);
         assertThat(ended.failureClass()).isEqualTo(FailureClass.CLUSTER_ENDED);
@@ -241,13 +242,10 @@ class JudgeTest {
     @Test
     void aJobThatDiesWhileServingIsACrashForMemoryAndTheClustersEndOtherwise() {
         RequestRecord broken = record(0, RequestOutcome.CONNECTION_FAILED, null, null, "unexpected end of stream");
-        Termination oom = new Termination(null, 9, Termination.Reason.OUT_OF_MEMORY, "Slurm job 5 FAILED");
+        Termination oom = new Termination(null, 9, Ended.Reason.OUT_OF_MEMORY, "Slurm job 5 FAILED");
         assertThat(judge("vllm", broken, oom).orElseThrow().failureClass()).isEqualTo(FailureClass.SERVER_CRASH);
-        for (Termination.Reason r : List.of(
-                Termination.Reason.TIME_LIMIT,
-                Termination.Reason.NODE_FAILURE,
-                Termination.Reason.PREEMPTED,
-                Termination.Reason.CANCELLED)) {
+        for (Ended.Reason r : List.of(
+                Ended.Reason.TIME_LIMIT, Ended.Reason.NODE_FAILURE, Ended.Reason.PREEMPTED, Ended.Reason.CANCELLED)) {
             Termination how = new Termination(null, 9, r, "Slurm job 7");
             assertThat(judge("vllm", broken, how).orElseThrow().failureClass())
                     .as(r.id())

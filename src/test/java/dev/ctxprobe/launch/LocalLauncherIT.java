@@ -3,6 +3,7 @@ package dev.ctxprobe.launch;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.results.Ended;
 import dev.ctxprobe.testengine.TestEngine;
 import dev.ctxprobe.testengine.TestEngines;
 import java.nio.file.Files;
@@ -134,7 +135,7 @@ class LocalLauncherIT {
         assertThat(stop.leftoverPids()).isEmpty();
         assertThat(stop.ended()).as("the killed leader was waited for").isNotNull();
         assertThat(stop.ended().signal()).isEqualTo(9);
-        assertThat(stop.ended().reason()).isEqualTo(Termination.Reason.STOPPED);
+        assertThat(stop.ended().reason()).isEqualTo(Ended.Reason.STOPPED);
         assertThat(stop.took()).as("the second Ctrl-C skips the TERM wait").isLessThan(Duration.ofSeconds(30));
         assertThat(ProcessGroups.members(h.pid())).isEmpty();
         assertThat(Ledger.read(dir.resolve(Ledger.NAME))).isEmpty();

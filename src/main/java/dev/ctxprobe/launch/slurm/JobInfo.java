@@ -1,6 +1,7 @@
 package dev.ctxprobe.launch.slurm;
 
 import dev.ctxprobe.launch.Termination;
+import dev.ctxprobe.results.Ended;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -103,18 +104,17 @@ record JobInfo(Map<String, String> fields) {
         String detail = describe();
         int[] exit = pair(fields.getOrDefault("ExitCode", "0:0"));
         int[] derived = pair(fields.getOrDefault("DerivedExitCode", "0:0"));
-        Termination.Reason reason = switch (state()) {
-            case "COMPLETED", "FAILED" ->
-                derived[1] == OOM_SIGNAL ? Termination.Reason.OUT_OF_MEMORY : Termination.Reason.EXITED;
-            case "OUT_OF_MEMORY" -> Termination.Reason.OUT_OF_MEMORY;
-            case "CANCELLED" -> stopRequested ? Termination.Reason.STOPPED : Termination.Reason.CANCELLED;
-            case "TIMEOUT", "DEADLINE" -> Termination.Reason.TIME_LIMIT;
-            case "NODE_FAIL", "BOOT_FAIL" -> Termination.Reason.NODE_FAILURE;
-            case "PREEMPTED" -> Termination.Reason.PREEMPTED;
+        Ended.Reason reason = switch (state()) {
+            case "COMPLETED", "FAILED" -> derived[1] == OOM_SIGNAL ? Ended.Reason.OUT_OF_MEMORY : Ended.Reason.EXITED;
+            case "OUT_OF_MEMORY" -> Ended.Reason.OUT_OF_MEMORY;
+            case "CANCELLED" -> stopRequested ? Ended.Reason.STOPPED : Ended.Reason.CANCELLED;
+            case "TIMEOUT", "DEADLINE" -> Ended.Reason.TIME_LIMIT;
+            case "NODE_FAIL", "BOOT_FAIL" -> Ended.Reason.NODE_FAILURE;
+            case "PREEMPTED" -> Ended.Reason.PREEMPTED;
             case "COMPLETING" -> completing(derived);
-            default -> Termination.Reason.UNKNOWN;
+            default -> Ended.Reason.UNKNOWN;
         };
-        if (reason == Termination.Reason.OUT_OF_MEMORY) {
+        if (reason == Ended.Reason.OUT_OF_MEMORY) {
             // The kernel's out-of-memory killer sends KILL; Slurm writes its own 125 in place of the signal.
             return new Termination(null, 9, reason, detail);
         }
@@ -132,14 +132,14 @@ record JobInfo(Map<String, String> fields) {
      * the exit code is known (measured: COMPLETING 0.3 s after a task was killed, FAILED 2.5 s later). The base
      * state is not shown while it completes; the reason tells a time limit or a node failure.
      */
-    private Termination.Reason completing(int[] derived) {
+    private Ended.Reason completing(int[] derived) {
         if (derived[1] == OOM_SIGNAL) {
-            return Termination.Reason.OUT_OF_MEMORY;
+            return Ended.Reason.OUT_OF_MEMORY;
         }
         return switch (reason()) {
-            case "TimeLimit" -> Termination.Reason.TIME_LIMIT;
-            case "NodeDown", "NodeFail", "NodeNotResponding" -> Termination.Reason.NODE_FAILURE;
-            default -> Termination.Reason.EXITED;
+            case "TimeLimit" -> Ended.Reason.TIME_LIMIT;
+            case "NodeDown", "NodeFail", "NodeNotResponding" -> Ended.Reason.NODE_FAILURE;
+            default -> Ended.Reason.EXITED;
         };
     }
 

@@ -16,6 +16,7 @@ import dev.ctxprobe.launch.SelfCommand;
 import dev.ctxprobe.launch.ServerHandle;
 import dev.ctxprobe.launch.StopReport;
 import dev.ctxprobe.launch.Termination;
+import dev.ctxprobe.results.Ended;
 import dev.ctxprobe.results.FailureClass;
 import java.io.IOException;
 import java.net.URI;
@@ -224,7 +225,7 @@ public final class SlurmLauncher implements Launcher {
                     finish(new Termination(
                             null,
                             null,
-                            Termination.Reason.UNKNOWN,
+                            Ended.Reason.UNKNOWN,
                             "Slurm job " + id + " left the controller before ctxprobe saw how it ended"
                                     + (last == null ? "" : "; last seen " + last.describe())));
                     return;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ctxprobe.launch.Termination;
-import dev.ctxprobe.launch.Termination.Reason;
+import dev.ctxprobe.results.Ended.Reason;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
