@@ -67,7 +67,7 @@ final class Http1Exchange implements AutoCloseable {
 
     private final SocketChannel channel;
     /** The response's bytes as the loop reads them; null until the request is written. */
-    private volatile ReadLoop.Inbox inbox;
+    private volatile Inbox inbox;
 
     private BufferedSource in;
     /** When the request's first byte went out, and when its body was fully written; 0 until then. */
@@ -241,7 +241,7 @@ final class Http1Exchange implements AutoCloseable {
             // Closing is all that was asked; a socket that fails to close is closed as far as this request goes.
         }
         // An inbox made after this read finds the channel closed and closes itself (watchResponse).
-        ReadLoop.Inbox watched = inbox;
+        Inbox watched = inbox;
         if (watched != null) {
             watched.close();
         }
