@@ -17,12 +17,12 @@ import okio.Source;
 import okio.Timeout;
 
 /**
- * One HTTP/1.1 request on its own socket, read by hand: the client package's transport, a POST for completions and a
- * plain GET for what a server states about itself ({@link PlainGet}). The request is written
+ * One HTTP/1.1 request on its own socket, read by hand: ctxprobe's one HTTP transport, a POST for completions and a
+ * plain GET for readiness and for what a server states about itself ({@link PlainGet}). The request is written
  * blocking by the stream's thread; the response is read off the socket by the {@link ReadLoop}, which stamps when its
- * bytes came ({@link #arrivalNanos}), and parsed by the stream's thread. Written for the
- * TTFT clock (issue 17): at 64 and 1000 streams OkHttp's per-call machinery put the client's timing error at 6-20x
- * the floor of a bare socket per stream (p50 and p99, fresh processes) (BENCHMARKS.md, "Timing"), so this does no more than the request needs.
+ * bytes came ({@link #arrivalNanos}), and parsed by the stream's thread. Written for the TTFT clock (issue 17): with
+ * many streams OkHttp's per-call machinery put the client's timing error at several times the floor of a bare socket
+ * per stream (BENCHMARKS.md, "Timing"), so this does no more than the request needs.
  * One request per connection ({@code Connection: close}), no redirects, no retries, no compression, no pooling.
  */
 final class Http1Exchange implements AutoCloseable {
@@ -67,7 +67,7 @@ final class Http1Exchange implements AutoCloseable {
 
     private final SocketChannel channel;
     /** The response's bytes as the loop reads them; null until the request is written. */
-    private volatile ReadLoop.Inbox inbox;
+    private volatile Inbox inbox;
 
     private BufferedSource in;
     /** When the request's first byte went out, and when its body was fully written; 0 until then. */
@@ -148,8 +148,8 @@ final class Http1Exchange implements AutoCloseable {
     }
 
     // NIO writes a heap buffer through a temporary direct buffer of all that remains, and keeps that buffer for the
-    // thread: a 10M-token body written whole cost its size again, twice over (peak RSS 147 -> 245 MB at 10M tokens).
-    // Slices of WRITE_BYTES, as a socket's OutputStream writes, keep that copy at WRITE_BYTES.
+    // thread: a long prompt's body written whole cost its size again, twice over, in peak memory (BENCHMARKS.md,
+    // "Memory, second pass"). Slices of WRITE_BYTES, as a socket's OutputStream writes, keep that copy at WRITE_BYTES.
     private void writeFully(ByteBuffer b) throws IOException {
         while (b.hasRemaining()) {
             ByteBuffer slice = b.slice(b.position(), Math.min(b.remaining(), WRITE_BYTES));
@@ -241,7 +241,7 @@ final class Http1Exchange implements AutoCloseable {
             // Closing is all that was asked; a socket that fails to close is closed as far as this request goes.
         }
         // An inbox made after this read finds the channel closed and closes itself (watchResponse).
-        ReadLoop.Inbox watched = inbox;
+        Inbox watched = inbox;
         if (watched != null) {
             watched.close();
         }

@@ -5,7 +5,7 @@ import java.util.List;
 /**
  * The raw facts of one request: status, outcome, what the server reported, and when each event
  * arrived. Times are absolute {@link System#nanoTime()} values; a null time means the event never
- * happened. Latencies follow 03-results-and-metrics.md.
+ * happened. Latencies follow docs/results.md (Metrics).
  *
  * @param index position within its group (warm-ups and measured requests count separately)
  * @param warmup true for unmeasured warm-up requests

@@ -98,7 +98,7 @@ final class StreamReading {
             }
         }
         if (!sawDone && promptTokens == null && choiceEvents > 0) {
-            // Neither [DONE] nor usage: the server closed the stream early, so the answer is not complete (spec 03).
+            // Neither [DONE] nor usage: the server closed the stream early, an incomplete answer (docs/results.md).
             outcome = RequestOutcome.CONNECTION_FAILED;
             errorText = "the stream ended after " + choiceEvents + " events without usage or [DONE]";
             return;

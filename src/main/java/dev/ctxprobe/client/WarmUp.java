@@ -17,8 +17,8 @@ import okio.Okio;
  * Sends the client's first requests, once per process, to a loopback server of its own, before any request is
  * measured: connect, write, the response head, a chunked event stream, the events' JSON, on a virtual thread, as a
  * measured request runs. Measured in a fresh process without it, the JIT compiled this path while the first
- * measured streams waited on the same few cores, and 64 streams' first events came 20-60 ms late; after 640
- * requests in the process, 0.4-0.9 ms (BENCHMARKS.md, "Timing").
+ * measured streams waited on the same few cores, and their first events came late by far more than once the path was
+ * compiled (BENCHMARKS.md, "Timing").
  */
 final class WarmUp {
 

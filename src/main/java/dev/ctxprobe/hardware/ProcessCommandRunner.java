@@ -50,7 +50,7 @@ public final class ProcessCommandRunner implements CommandRunner {
     @Override
     public CommandResult run(List<String> command) {
         // Most machines lack two of the three accelerator tools, and each query of one that is absent cost a child
-        // process, two temporary files and 5-15 ms on the way to every launch; the PATH says the same for free.
+        // process and two temporary files on the way to every launch; the PATH says the same for free.
         if (!onPath(command.getFirst())) {
             return CommandResult.failed(command, CommandResult.NOT_INSTALLED);
         }

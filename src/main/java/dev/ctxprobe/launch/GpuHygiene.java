@@ -15,7 +15,7 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * Accelerator memory around each launch (spec 04): a server that left memory behind makes the next launch fail
+ * Accelerator memory around each launch (docs/failures.md, {@code gpu_busy}): a server that left memory behind makes the next launch fail
  * with a misleading OOM, so before a launch the memory must be back at the run's baseline, waiting up to the
  * shutdown time, else the step fails as {@code gpu_busy} naming the holders. Without an accelerator query (a CPU
  * machine) every check passes and nothing is recorded.

@@ -29,7 +29,7 @@ public final class LocalLauncher implements Launcher {
     /** The kind experiments name it by; the default. */
     public static final String KIND = "local";
 
-    /** Readiness is polled at most this far apart (at most every 250 ms). */
+    /** Readiness is polled at most this far apart. */
     static final Duration POLL = Duration.ofMillis(100);
 
     /**

@@ -87,8 +87,9 @@ final class LogCopier {
     private record Watch(ReadyLines lines, Runnable listener) {}
 
     /**
-     * Calls {@code listener} (from the copying thread) each time the output shows one of {@code lines}, until
-     * {@link #stopWatching()}; the output is only scanned while someone listens.
+     * Calls {@code listener} (from the copying thread) each time a read of the output completes one of {@code lines}
+     * (a line split across reads included, never the same line twice), until {@link #stopWatching()}; the output is
+     * only scanned while someone listens.
      */
     void watchReadyLines(ReadyLines lines, Runnable listener) {
         watch = lines.texts().isEmpty() ? null : new Watch(lines, listener);
@@ -178,10 +179,12 @@ final class LogCopier {
         byte[] window = new byte[carrySize + n];
         System.arraycopy(carry, 0, window, 0, carrySize);
         System.arraycopy(chunk, 0, window, carrySize, n);
-        int keep = Math.min(lines.longest() - 1, window.length);
+        int end = lines.endOfLast(window);
+        // Only what follows a line seen is carried: kept whole, the next read would report the same line again.
+        int keep = Math.min(lines.longest() - 1, window.length - Math.max(end, 0));
         System.arraycopy(window, window.length - keep, carry, 0, keep);
         carrySize = keep;
-        return lines.in(window);
+        return end >= 0;
     }
 
     private int available() {

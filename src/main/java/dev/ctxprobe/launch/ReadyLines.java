@@ -35,12 +35,19 @@ record ReadyLines(List<String> texts) {
 
     /** Whether {@code output} holds one of the texts; bytes outside ASCII never match. */
     boolean in(byte[] output) {
+        return endOfLast(output) >= 0;
+    }
+
+    /** The index just past the last text that {@code output} holds; -1 when it holds none. */
+    int endOfLast(byte[] output) {
         String text = new String(output, StandardCharsets.ISO_8859_1);
+        int end = -1;
         for (String t : texts) {
-            if (text.contains(t)) {
-                return true;
+            int at = text.lastIndexOf(t);
+            if (at >= 0) {
+                end = Math.max(end, at + t.length());
             }
         }
-        return false;
+        return end;
     }
 }

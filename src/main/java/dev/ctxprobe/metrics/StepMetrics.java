@@ -9,7 +9,7 @@ import java.util.function.Predicate;
 
 /**
  * The seeds' per-step {@code metrics} object, computed from the measured requests as
- * 03-results-and-metrics.md defines it. Component names map to the seed keys under snake_case.
+ * docs/results.md (Metrics) defines it. Component names map to the seed keys under snake_case.
  */
 @JsonPropertyOrder({
     "successCount",

@@ -64,7 +64,7 @@ final class Charts {
             System.setProperty("java.awt.headless", "true");
         }
         // Text through TextLayout (JFreeChart's rotated labels by default, a LogAxis's labels always) is shaped by
-        // HarfBuzz over the FFM API on JDK 22+: about 400 more classes and stubs spun as the run ends, 4-5 MB of its
+        // HarfBuzz over the FFM API on JDK 22+: hundreds more classes and stubs spun as the run ends, a share of its
         // peak memory (BENCHMARKS.md, "Memory and start-up"). drawString and FontMetrics, as the other labels are
         // drawn, need none of it; the workaround was for rotated text in the Java2D of JDK 1.4.
         TextUtils.setUseDrawRotatedStringWorkaround(false);

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -16,8 +17,8 @@ import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
- * The GETs that ask a server about itself ({@link ServerQueries}, {@link ModelDiscovery}) over {@link PlainGet},
- * against a real socket whose server writes the bytes a test gives, or nothing at all.
+ * The GETs that ask a server about itself ({@link ServerQueries}, {@link ModelDiscovery}) and the readiness status
+ * ({@link PlainGet#status}) over {@link PlainGet}, against a real socket whose server writes the bytes a test gives, or nothing at all.
  */
 class PlainGetIT {
 
@@ -149,5 +150,31 @@ class PlainGetIT {
         assertThatThrownBy(() -> ModelDiscovery.firstModelId("https://127.0.0.1:1", Duration.ofSeconds(1)))
                 .isInstanceOf(IOException.class)
                 .hasMessageContaining("not an http:// URL");
+    }
+
+    @Test
+    void aStatusIsTheHeadAloneWhateverTheBodyDoes() throws Exception {
+        // The head, then a body promised and never sent, the connection held open until the client leaves.
+        server.answer(s -> {
+            request.set(readHead(s.getInputStream()));
+            OutputStream out = s.getOutputStream();
+            out.write("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 100\r\n\r\n{\"err"
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            s.getInputStream().read();
+        });
+
+        assertThat(PlainGet.status(base() + "/health", Duration.ofSeconds(30), "t"))
+                .isEqualTo(503);
+        assertThat(request.get()).startsWith("GET /health HTTP/1.1\r\n");
+    }
+
+    @Test
+    void aStatusThatDoesNotComeInTimeIsATimeout() {
+        serve((byte[]) null);
+
+        assertThatThrownBy(() -> PlainGet.status(base() + "/health", Duration.ofMillis(200), "t"))
+                .isInstanceOf(SocketTimeoutException.class)
+                .hasMessageContaining("/health did not answer within 200 ms");
     }
 }

@@ -38,7 +38,7 @@ class ReadLoopTest {
         listener.close();
     }
 
-    private record Pair(ReadLoop.Inbox client, SocketChannel server) {}
+    private record Pair(Inbox client, SocketChannel server) {}
 
     /** A connected pair whose client end the loop reads, as an exchange's after its request. */
     private Pair pair() throws IOException {

@@ -129,7 +129,7 @@ record JobInfo(Map<String, String> fields) {
 
     /**
      * A job that is COMPLETING without ctxprobe's cancel: its batch script, srun, has ended, so the engine has, and
-     * the exit code is known (measured: COMPLETING 0.3 s after a task was killed, FAILED 2.5 s later). The base
+     * the exit code is known (COMPLETING comes seconds before FAILED; the fixtures' README has the times). The base
      * state is not shown while it completes; the reason tells a time limit or a node failure.
      */
     private Ended.Reason completing(int[] derived) {

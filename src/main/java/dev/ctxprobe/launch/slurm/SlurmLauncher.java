@@ -380,8 +380,8 @@ public final class SlurmLauncher implements Launcher {
         }
 
         /**
-         * From a crash to the job's end, Slurm took 0.2 to 2.5 s on an idle node (see the fixtures' README), more
-         * under load; its watcher asks every second while the job serves.
+         * From a crash to the job's end Slurm takes seconds even on an idle node (the fixtures' README has the times),
+         * more under load; its watcher asks every second while the job serves.
          */
         @Override
         public Duration exitNoticeDelay() {
