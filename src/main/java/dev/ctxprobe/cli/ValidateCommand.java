@@ -4,6 +4,7 @@ import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
 import dev.ctxprobe.explore.Plan;
 import dev.ctxprobe.hardware.HardwareProbe;
+import dev.ctxprobe.launch.Launchers;
 import dev.ctxprobe.predict.BackendPrediction;
 import dev.ctxprobe.predict.PredictInputs;
 import dev.ctxprobe.predict.Prediction;
@@ -100,7 +101,7 @@ final class ValidateCommand implements Callable<Integer> {
                     backend.name(),
                     backend.engine(),
                     backend.port() == null ? "port picked at each launch" : "port " + backend.port(),
-                    backend.launcher().kind().equals("local")
+                    backend.launcher().kind().equals(Launchers.DEFAULT_KIND)
                             ? ""
                             : ", launcher " + backend.launcher().kind());
             if (backend.command() == null) {

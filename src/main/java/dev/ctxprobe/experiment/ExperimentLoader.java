@@ -70,7 +70,7 @@ public final class ExperimentLoader {
 
     private static final Pattern SAFE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
-    private static final long MAX_LENGTH = Integer.MAX_VALUE;
+    private static final long MAX_LENGTH = Defaults.MAX_MODEL_LEN;
     private static final long MAX_OUTPUT_LEN = 1 << 20;
     private static final long MAX_PROMPTS = 100_000;
     private static final long MAX_CONCURRENCY = 10_000;
@@ -402,12 +402,13 @@ public final class ExperimentLoader {
             }
             Map<String, String> env = checkEnv("env", raw.env());
             Map<String, Object> vars = checkVars("vars", raw.vars());
-            long pad = raw.contextPad() == null ? 1024 : raw.contextPad();
+            long pad = raw.contextPad() == null ? Defaults.CONTEXT_PAD : raw.contextPad();
             if (pad < 0 || pad >= MAX_LENGTH) {
                 throw error(
                         "context_pad",
                         "context_pad must be 0 or more and below " + MAX_LENGTH
-                                + " (tokens added to the target for max_model_len; 1024 covers every engine)");
+                                + " (tokens added to the target for max_model_len; " + Defaults.CONTEXT_PAD
+                                + " covers every engine)");
             }
             Load load = checkLoad(raw.load());
             Sweep sweep = checkSweep(raw.sweep(), pad);
@@ -543,7 +544,7 @@ public final class ExperimentLoader {
             if (event != null) {
                 between("limits.event_kib", event, 1, 1_048_576, "KiB one server-sent event may hold");
             }
-            long log = raw.serverLogMib() == null ? Experiment.Limits.DEFAULT_SERVER_LOG_MIB : raw.serverLogMib();
+            long log = raw.serverLogMib() == null ? Defaults.SERVER_LOG_MIB : raw.serverLogMib();
             between("limits.server_log_mib", log, 1, 1_048_576, "MiB one server's log keeps");
             return new Experiment.Limits(response, event, log);
         }
@@ -640,15 +641,15 @@ public final class ExperimentLoader {
 
         private Load checkLoad(LoadFile raw) throws ExperimentError {
             LoadFile l = raw == null ? new LoadFile(null, null, null, null, null, null) : raw;
-            int outputLen = positive("load.output_len", l.outputLen(), 1);
-            int numPrompts = positive("load.num_prompts", l.numPrompts(), 1);
-            int concurrency = positive("load.max_concurrency", l.maxConcurrency(), 1);
-            int warmup = l.warmup() == null ? 1 : l.warmup();
+            int outputLen = positive("load.output_len", l.outputLen(), Defaults.OUTPUT_LEN);
+            int numPrompts = positive("load.num_prompts", l.numPrompts(), Defaults.NUM_PROMPTS);
+            int concurrency = positive("load.max_concurrency", l.maxConcurrency(), Defaults.MAX_CONCURRENCY);
+            int warmup = l.warmup() == null ? Defaults.WARMUP : l.warmup();
             if (warmup < 0) {
                 throw error("load.warmup", "load.warmup must be 0 or more (unmeasured requests before each step)");
             }
             double rate = requestRate(l.requestRate());
-            boolean lenient = false;
+            boolean lenient = Defaults.LENIENT_VERIFY;
             if (l.verify() != null) {
                 switch (l.verify()) {
                     case "strict" -> lenient = false;
@@ -665,7 +666,7 @@ public final class ExperimentLoader {
 
         private double requestRate(Object raw) throws ExperimentError {
             if (raw == null) {
-                return Double.POSITIVE_INFINITY;
+                return Defaults.REQUEST_RATE;
             }
             if (raw instanceof Number n && n.doubleValue() > 0) {
                 // YAML's own infinity, .inf, arrives as a number.
@@ -697,11 +698,11 @@ public final class ExperimentLoader {
             }
             Strategy strategy;
             try {
-                strategy = Strategy.of(raw.strategy() == null ? "list" : raw.strategy());
+                strategy = raw.strategy() == null ? Defaults.STRATEGY : Strategy.of(raw.strategy());
             } catch (IllegalArgumentException e) {
                 throw error("sweep.strategy", "sweep." + e.getMessage());
             }
-            Restart restart = Restart.PER_TARGET;
+            Restart restart = Defaults.RESTART;
             if (raw.restart() != null) {
                 switch (raw.restart()) {
                     case "per_target" -> restart = Restart.PER_TARGET;
@@ -760,19 +761,20 @@ public final class ExperimentLoader {
                 throw error(
                         "sweep.frontier.max", "sweep.frontier.max (" + f.max() + ") is below min (" + f.min() + ")");
             }
-            double precision = f.precision() == null ? 0.01 : f.precision();
+            double precision = f.precision() == null ? Defaults.PRECISION : f.precision();
             if (!(precision > 0 && precision < 1)) {
                 throw error("sweep.frontier.precision", "precision is relative, between 0 and 1, e.g. 0.01 for 1%");
             }
-            long align = f.align() == null ? 256 : f.align();
+            long align = f.align() == null ? Defaults.ALIGN : f.align();
             if (align <= 0 || align > f.min()) {
-                throw error("sweep.frontier.align", "align must be 1 or more and at most min, e.g. 256");
+                throw error("sweep.frontier.align", "align must be 1 or more and at most min, e.g. " + Defaults.ALIGN);
             }
-            int maxLaunches = f.maxLaunches() == null ? 12 : f.maxLaunches();
+            int maxLaunches = f.maxLaunches() == null ? Defaults.MAX_LAUNCHES : f.maxLaunches();
             if (maxLaunches <= 0) {
-                throw error("sweep.frontier.max_launches", "max_launches must be 1 or more, e.g. 12");
+                throw error(
+                        "sweep.frontier.max_launches", "max_launches must be 1 or more, e.g. " + Defaults.MAX_LAUNCHES);
             }
-            Experiment.Start start = Experiment.Start.PLAN;
+            Experiment.Start start = Defaults.START;
             if (f.start() != null) {
                 switch (f.start()) {
                     case "plan" -> start = Experiment.Start.PLAN;
@@ -802,19 +804,24 @@ public final class ExperimentLoader {
         private Timeouts checkTimeouts(TimeoutsFile raw) throws ExperimentError {
             TimeoutsFile t = raw == null ? new TimeoutsFile(null, null, null, null) : raw;
             return new Timeouts(
-                    seconds("timeouts.startup_s", t.startupS(), 1800),
-                    seconds("timeouts.request_s", t.requestS(), 1800),
-                    seconds("timeouts.shutdown_s", t.shutdownS(), 60),
-                    seconds("timeouts.queue_s", t.queueS(), 3600));
+                    seconds("timeouts.startup_s", t.startupS(), Defaults.STARTUP),
+                    seconds("timeouts.request_s", t.requestS(), Defaults.REQUEST),
+                    seconds("timeouts.shutdown_s", t.shutdownS(), Defaults.SHUTDOWN),
+                    seconds("timeouts.queue_s", t.queueS(), Defaults.QUEUE));
         }
 
-        private Duration seconds(String path, Double value, double dflt) throws ExperimentError {
-            double v = value == null ? dflt : value;
+        private Duration seconds(String path, Double value, Duration unset) throws ExperimentError {
+            if (value == null) {
+                return unset;
+            }
+            double v = value;
             if (!(v > 0) || !Double.isFinite(v)) {
                 throw error(
                         path,
                         path + " is a number of seconds above 0, found "
-                                + (Double.isInfinite(v) ? ".inf: give a finite number, e.g. 1800" : value));
+                                + (Double.isInfinite(v)
+                                        ? ".inf: give a finite number, e.g. " + Defaults.STARTUP.toSeconds()
+                                        : value));
             }
             return Duration.ofNanos(Math.round(v * 1e9));
         }
@@ -963,13 +970,13 @@ public final class ExperimentLoader {
                 backends.add(new Backend(
                         name,
                         engine,
-                        b.host() == null ? "127.0.0.1" : b.host(),
+                        b.host() == null ? Defaults.HOST : b.host(),
                         b.port(),
                         command,
                         Collections.unmodifiableMap(mergedEnv),
                         Collections.unmodifiableMap(mergedVars),
                         health,
-                        b.startupS() == null ? timeouts.startup() : seconds(at + ".startup_s", b.startupS(), 0),
+                        seconds(at + ".startup_s", b.startupS(), timeouts.startup()),
                         ids,
                         b.apiKeyEnv(),
                         where,
