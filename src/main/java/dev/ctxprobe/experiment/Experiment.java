@@ -7,7 +7,7 @@ import java.util.Map;
 
 /**
  * One experiment file, parsed once and validated: a model, a machine, a load, a sweep and the backends to
- * explore (spec 02). Immutable; everything downstream reads it and nothing writes it.
+ * explore (docs/experiment-file.md). Immutable; everything downstream reads it and nothing writes it.
  *
  * @param hardware as the file states it, or null to detect it
  * @param vars free variables for commands, recorded in the results' {@code config}, in file order
