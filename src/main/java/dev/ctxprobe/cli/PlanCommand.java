@@ -61,21 +61,9 @@ final class PlanCommand implements Callable<Integer> {
     PredictionOptions prediction;
 
     @Override
-    public Integer call() {
-        Experiment e;
-        try {
-            e = Experiments.load(file);
-        } catch (ExperimentError err) {
-            System.err.println(err.getMessage());
-            return Main.USAGE;
-        }
-        PredictInputs given;
-        try {
-            given = prediction.inputs();
-        } catch (IllegalArgumentException err) {
-            Main.err(err.getMessage());
-            return Main.USAGE;
-        }
+    public Integer call() throws ExperimentError {
+        Experiment e = Experiments.load(file);
+        PredictInputs given = prediction.inputs();
         Prediction plan = Predictions.of(e, Predictions.onThisMachine(given));
         String out = switch (format) {
             case TEXT -> PlanFormat.text(plan);

@@ -39,19 +39,9 @@ final class ValidateCommand implements Callable<Integer> {
     PredictionOptions prediction;
 
     @Override
-    public Integer call() {
-        Experiment e;
-        PredictInputs given;
-        try {
-            e = Experiments.load(file);
-            given = prediction.inputs();
-        } catch (ExperimentError err) {
-            System.err.println(err.getMessage());
-            return Main.USAGE;
-        } catch (IllegalArgumentException err) {
-            Main.err(err.getMessage());
-            return Main.USAGE;
-        }
+    public Integer call() throws ExperimentError {
+        Experiment e = Experiments.load(file);
+        PredictInputs given = prediction.inputs();
         Prediction predicted = Predictions.of(e, Predictions.onThisMachine(given));
         printPlan(Predictions.plan(e, predicted), argv, System.out);
         printWarnings(predicted, System.out);
