@@ -1,12 +1,9 @@
 package dev.ctxprobe.cli;
 
-import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
 import dev.ctxprobe.predict.PlanFormat;
-import dev.ctxprobe.predict.PredictInputs;
 import dev.ctxprobe.predict.Prediction;
 import dev.ctxprobe.run.Experiments;
-import dev.ctxprobe.run.Predictions;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -62,9 +59,7 @@ final class PlanCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws ExperimentError {
-        Experiment e = Experiments.load(file);
-        PredictInputs given = prediction.inputs();
-        Prediction plan = Predictions.of(e, Predictions.onThisMachine(given));
+        Prediction plan = prediction.predict(Experiments.load(file));
         String out = switch (format) {
             case TEXT -> PlanFormat.text(plan);
             case MD -> PlanFormat.markdown(plan);

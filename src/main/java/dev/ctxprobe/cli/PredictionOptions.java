@@ -1,6 +1,9 @@
 package dev.ctxprobe.cli;
 
+import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.predict.PredictInputs;
+import dev.ctxprobe.predict.Prediction;
+import dev.ctxprobe.run.Predictions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
@@ -33,6 +36,11 @@ final class PredictionOptions {
             paramLabel = "GIB",
             description = "Memory of one accelerator in GiB (instead of hardware.memory_gib or detection).")
     Double memoryGib;
+
+    /** What {@code e}'s backends will serve on this machine, with these inputs winning over the file and detection. */
+    Prediction predict(Experiment e) {
+        return Predictions.of(e, Predictions.onThisMachine(inputs()));
+    }
 
     /** The inputs as given; a value that cannot be right is refused with one sentence (exit code 2). */
     PredictInputs inputs() {

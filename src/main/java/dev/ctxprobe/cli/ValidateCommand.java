@@ -6,7 +6,6 @@ import dev.ctxprobe.explore.Plan;
 import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.launch.Launchers;
 import dev.ctxprobe.predict.BackendPrediction;
-import dev.ctxprobe.predict.PredictInputs;
 import dev.ctxprobe.predict.Prediction;
 import dev.ctxprobe.run.Experiments;
 import dev.ctxprobe.run.Predictions;
@@ -41,8 +40,7 @@ final class ValidateCommand implements Callable<Integer> {
     @Override
     public Integer call() throws ExperimentError {
         Experiment e = Experiments.load(file);
-        PredictInputs given = prediction.inputs();
-        Prediction predicted = Predictions.of(e, Predictions.onThisMachine(given));
+        Prediction predicted = prediction.predict(e);
         printPlan(Predictions.plan(e, predicted), argv, System.out);
         printWarnings(predicted, System.out);
         printFindings(Preflight.check(e, null, HardwareProbe.system(), System.getenv()), System.out);
