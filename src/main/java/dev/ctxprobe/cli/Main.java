@@ -1,5 +1,6 @@
 package dev.ctxprobe.cli;
 
+import dev.ctxprobe.experiment.ExperimentError;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -28,7 +29,7 @@ import picocli.CommandLine.Command;
         })
 public final class Main implements Runnable {
 
-    /** Exit codes of spec 01: 0 done (failed steps are data), 2 usage or configuration, 130 interrupted. */
+    /** Exit codes (README.md#commands): 0 done (failed steps are data), 2 usage or configuration, 130 interrupted. */
     public static final int OK = 0;
 
     public static final int FAILED = 1;
@@ -60,10 +61,39 @@ public final class Main implements Runnable {
 
     static CommandLine commandLine() {
         CommandLine cl = new CommandLine(new Main());
-        cl.setExitCodeExceptionMapper(t -> t instanceof CommandLine.ParameterException ? USAGE : FAILED);
+        cl.setExitCodeExceptionMapper(Main::exitCode);
         cl.setParameterExceptionHandler(Main::badCommandLine);
-        cl.setExecutionExceptionHandler((e, cmd, parsed) -> unexpected(e));
+        cl.setExecutionExceptionHandler((e, cmd, parsed) -> ended(e, cmd));
         return cl;
+    }
+
+    /** The one map from what ended a command to its exit code: bad input 2, what an ExitException says, else 1. */
+    static int exitCode(Throwable t) {
+        if (t instanceof ExitException x) {
+            return x.code();
+        }
+        return t instanceof ExperimentError || t instanceof CommandLine.ParameterException ? USAGE : FAILED;
+    }
+
+    /** Tells the user why {@code cmd} ended, in sentences and never a stack trace, and returns the exit code. */
+    private static int ended(Exception e, CommandLine cmd) {
+        PrintWriter err = cmd.getErr();
+        if (e instanceof ExitException x) {
+            String by = x.saidByCommand() ? cmd.getCommandSpec().qualifiedName() : "ctxprobe";
+            x.lines().forEach(line -> err.println(by + ": " + line));
+            switch (x.help()) {
+                case HINT -> err.println(helpHint(cmd));
+                case USAGE -> cmd.usage(err);
+                case NONE -> {}
+            }
+        } else if (e instanceof ExperimentError located) {
+            // file:line:column first, as compilers write it, so that editors can jump to it.
+            err.println(located.getMessage());
+        } else {
+            return unexpected(e);
+        }
+        err.flush();
+        return exitCode(e);
     }
 
     @Override
@@ -90,9 +120,13 @@ public final class Main implements Runnable {
         String name = cmd.getCommandSpec().qualifiedName();
         PrintWriter err = cmd.getErr();
         err.println(name + ": " + commandLineProblem(e));
-        err.println("Try '" + name + " --help' for more information.");
+        err.println(helpHint(cmd));
         err.flush();
-        return USAGE;
+        return exitCode(e);
+    }
+
+    private static String helpHint(CommandLine cmd) {
+        return "Try '" + cmd.getCommandSpec().qualifiedName() + " --help' for more information.";
     }
 
     static String commandLineProblem(CommandLine.ParameterException e) {

@@ -1,12 +1,9 @@
 package dev.ctxprobe.cli;
 
-import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
 import dev.ctxprobe.predict.PlanFormat;
-import dev.ctxprobe.predict.PredictInputs;
 import dev.ctxprobe.predict.Prediction;
 import dev.ctxprobe.run.Experiments;
-import dev.ctxprobe.run.Predictions;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -61,22 +58,8 @@ final class PlanCommand implements Callable<Integer> {
     PredictionOptions prediction;
 
     @Override
-    public Integer call() {
-        Experiment e;
-        try {
-            e = Experiments.load(file);
-        } catch (ExperimentError err) {
-            System.err.println(err.getMessage());
-            return Main.USAGE;
-        }
-        PredictInputs given;
-        try {
-            given = prediction.inputs();
-        } catch (IllegalArgumentException err) {
-            Main.err(err.getMessage());
-            return Main.USAGE;
-        }
-        Prediction plan = Predictions.of(e, Predictions.onThisMachine(given));
+    public Integer call() throws ExperimentError {
+        Prediction plan = prediction.predict(Experiments.load(file));
         String out = switch (format) {
             case TEXT -> PlanFormat.text(plan);
             case MD -> PlanFormat.markdown(plan);

@@ -1,6 +1,9 @@
 package dev.ctxprobe.cli;
 
+import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.predict.PredictInputs;
+import dev.ctxprobe.predict.Prediction;
+import dev.ctxprobe.run.Predictions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
@@ -34,22 +37,26 @@ final class PredictionOptions {
             description = "Memory of one accelerator in GiB (instead of hardware.memory_gib or detection).")
     Double memoryGib;
 
-    /** The inputs as given; a value that cannot be right is refused with one sentence. */
+    /** What {@code e}'s backends will serve on this machine, with these inputs winning over the file and detection. */
+    Prediction predict(Experiment e) {
+        return Predictions.of(e, Predictions.onThisMachine(inputs()));
+    }
+
+    /** The inputs as given; a value that cannot be right is refused with one sentence (exit code 2). */
     PredictInputs inputs() {
         if (modelConfig != null && !Files.isRegularFile(modelConfig)) {
-            throw new IllegalArgumentException(
+            throw ExitException.usage(
                     "--model-config " + modelConfig + " is no file: give the path of the model's config.json");
         }
         if (weightsGib != null && !(weightsGib >= 0 && Double.isFinite(weightsGib))) {
-            throw new IllegalArgumentException(
+            throw ExitException.usage(
                     "--weights-gib is the size of the weights in GiB, 0 or more, e.g. --weights-gib 152.5");
         }
         if (devices != null && devices < 1) {
-            throw new IllegalArgumentException("--devices is the number of accelerators, 1 or more, e.g. --devices 8");
+            throw ExitException.usage("--devices is the number of accelerators, 1 or more, e.g. --devices 8");
         }
         if (memoryGib != null && !(memoryGib > 0 && Double.isFinite(memoryGib))) {
-            throw new IllegalArgumentException(
-                    "--memory-gib is the memory of one accelerator in GiB, e.g. --memory-gib 141");
+            throw ExitException.usage("--memory-gib is the memory of one accelerator in GiB, e.g. --memory-gib 141");
         }
         PredictInputs inputs = PredictInputs.none().withModelConfig(modelConfig).withWeightsGib(weightsGib);
         return devices == null && memoryGib == null ? inputs : inputs.withHardware(devices, memoryGib);

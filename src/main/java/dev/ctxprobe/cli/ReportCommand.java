@@ -8,6 +8,7 @@ import dev.ctxprobe.results.ResultFiles;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -59,11 +60,10 @@ public final class ReportCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PrintWriter err = spec.commandLine().getErr();
         if (inputs.isEmpty()) {
-            err.println("ctxprobe report: no results given: name results files or run folders");
-            spec.commandLine().usage(err);
-            return Main.USAGE;
+            throw ExitException.usage("no results given: name results files or run folders")
+                    .byCommand()
+                    .then(ExitException.Help.USAGE);
         }
         Format chosen = format != null
                 ? format
@@ -74,11 +74,12 @@ public final class ReportCommand implements Callable<Integer> {
         try {
             read = Reports.read(inputs);
         } catch (ResultFiles.ResultFileException e) {
-            e.getMessage().lines().forEach(line -> err.println("ctxprobe report: " + line));
-            err.println("ctxprobe report: correct the file or leave it out; nothing was written");
-            return Main.USAGE;
+            List<String> lines = new ArrayList<>(e.getMessage().lines().toList());
+            lines.add("correct the file or leave it out; nothing was written");
+            throw ExitException.usage(lines).byCommand();
         }
         String document = Reports.render(read, chosen);
+        PrintWriter err = spec.commandLine().getErr();
         try {
             if (out == null) {
                 spec.commandLine().getOut().print(document);
@@ -94,8 +95,8 @@ public final class ReportCommand implements Callable<Integer> {
             }
         } catch (IOException e) {
             String where = e instanceof java.nio.file.FileSystemException f && f.getFile() != null ? f.getFile() : "it";
-            err.println("ctxprobe report: cannot write " + where + " (" + FileReason.of(e) + "); give another --out");
-            return Main.FAILED;
+            throw ExitException.failed("cannot write " + where + " (" + FileReason.of(e) + "); give another --out")
+                    .byCommand();
         }
         return Main.OK;
     }

@@ -76,7 +76,7 @@ final class RunCommand implements Callable<Integer> {
     PredictionOptions prediction;
 
     @Override
-    public Integer call() {
+    public Integer call() throws ExperimentError {
         PrintStream stdout = System.out;
         List<String> notices = new ArrayList<>();
         RunFolder folder = null;
@@ -85,19 +85,17 @@ final class RunCommand implements Callable<Integer> {
         Interrupts interrupts = Interrupts.install(Thread.currentThread());
         try {
             if (parallel < 1) {
-                Main.err("--parallel is how many backends run at once: 1 or more, not " + parallel);
-                return Main.USAGE;
+                throw ExitException.usage("--parallel is how many backends run at once: 1 or more, not " + parallel);
             }
             if (resume != null && file != null) {
-                Main.err("give either EXPERIMENT.yaml or --resume RUN_DIR, not both: --resume continues a run with"
-                        + " the experiment kept in its folder (" + RunFolder.EXPERIMENT_COPY + ")");
-                return Main.USAGE;
+                throw ExitException.usage("give either EXPERIMENT.yaml or --resume RUN_DIR, not both: --resume"
+                        + " continues a run with the experiment kept in its folder (" + RunFolder.EXPERIMENT_COPY
+                        + ")");
             }
             if (file != null && RunFolder.isRunFolder(file)) {
-                Main.err(file + " is a run folder: continue it with 'ctxprobe run --resume " + file
+                throw ExitException.usage(file + " is a run folder: continue it with 'ctxprobe run --resume " + file
                         + "', or start a new run of its experiment with 'ctxprobe run "
                         + file.resolve(RunFolder.EXPERIMENT_COPY) + "'");
-                return Main.USAGE;
             }
             Experiment e;
             if (resume != null) {
@@ -117,29 +115,21 @@ final class RunCommand implements Callable<Integer> {
             }
             notices.forEach(stdout::println);
             return execute(e, folder, stdout, given, interrupts);
-        } catch (ExperimentError err) {
-            System.err.println(err.getMessage());
-            return Main.USAGE;
         } catch (IllegalArgumentException | RunFolder.Refused err) {
-            Main.err(err.getMessage());
-            return Main.USAGE;
+            throw ExitException.usage(err.getMessage());
         } catch (Preflight.Refused refused) {
-            refused.findings().problems().forEach(Main::err);
-            Main.err("nothing was launched");
-            return Main.USAGE;
+            List<String> lines = new ArrayList<>(refused.findings().problems());
+            lines.add("nothing was launched");
+            throw ExitException.usage(lines);
         } catch (Exploration.ResumeMismatch mismatch) {
-            Main.err("the steps in " + resume + " do not fit its experiment (" + mismatch.getMessage()
+            throw ExitException.usage("the steps in " + resume + " do not fit its experiment (" + mismatch.getMessage()
                     + "); restore the folder's experiment.yaml and results.json, or start a new run");
-            return Main.USAGE;
         } catch (IOException err) {
-            Main.err(ioProblem(err));
-            return Main.FAILED;
+            throw ExitException.failed(ioProblem(err));
         } catch (Recorder.NotSaved err) {
-            Main.err(err.getMessage());
-            return Main.FAILED;
+            throw ExitException.failed(err.getMessage());
         } catch (UncheckedIOException err) {
-            Main.err(ioProblem(err.getCause()));
-            return Main.FAILED;
+            throw ExitException.failed(ioProblem(err.getCause()));
         } finally {
             if (folder != null) {
                 try {

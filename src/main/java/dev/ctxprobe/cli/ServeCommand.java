@@ -12,7 +12,6 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -28,9 +27,6 @@ public final class ServeCommand implements Callable<Integer> {
 
     /** llama.cpp could not allocate the context. */
     public static final int ALLOCATION_FAILED = 4;
-
-    @CommandLine.Spec
-    CommandLine.Model.CommandSpec spec;
 
     @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address to bind (default: ${DEFAULT-VALUE}).")
     String host;
@@ -90,9 +86,9 @@ public final class ServeCommand implements Callable<Integer> {
                 GgufInfo.read(model);
             }
         } catch (IllegalArgumentException e) {
-            return usageError(e.getMessage());
+            throw usageError(e.getMessage());
         } catch (IOException e) {
-            return usageError("--model: "
+            throw usageError("--model: "
                     + (e instanceof GgufInfo.InvalidGgufException
                             ? e.getMessage()
                             : model + " cannot be read (" + FileReason.of(e) + "); give the path of a GGUF file"));
@@ -107,13 +103,12 @@ public final class ServeCommand implements Callable<Integer> {
             System.out.println(EmbeddedServer.PREFIX + "llama.cpp could not allocate the context: " + e.getMessage());
             return ALLOCATION_FAILED;
         } catch (EmbeddedServer.BindFailedException e) {
-            spec.commandLine().getErr().println("ctxprobe serve: " + e.getMessage());
-            spec.commandLine().getErr().flush();
-            return Main.USAGE;
+            throw ExitException.usage(e.getMessage()).byCommand();
         } catch (LlamaBridge.NativeLibraryException e) {
-            return failed(e.getMessage());
+            throw ExitException.failed(e.getMessage()).byCommand();
         } catch (IOException e) {
-            return failed("cannot prepare the model (" + FileReason.of(e) + "): " + e.getMessage());
+            throw ExitException.failed("cannot prepare the model (" + FileReason.of(e) + "): " + e.getMessage())
+                    .byCommand();
         }
         CountDownLatch stopped = new CountDownLatch(1);
         // On SIGTERM the JVM runs hooks then exits; llama.cpp's native thread would otherwise keep it alive after main.
@@ -128,16 +123,7 @@ public final class ServeCommand implements Callable<Integer> {
         return Main.OK;
     }
 
-    private int failed(String message) {
-        spec.commandLine().getErr().println("ctxprobe serve: " + message);
-        spec.commandLine().getErr().flush();
-        return Main.FAILED;
-    }
-
-    // Returned, not thrown: Main maps exceptions thrown by a command to exit code 1, bad input must give 2.
-    private int usageError(String message) {
-        spec.commandLine().getErr().println("ctxprobe serve: " + message);
-        spec.commandLine().getErr().println("Try 'ctxprobe serve --help' for more information.");
-        return Main.USAGE;
+    private static ExitException usageError(String message) {
+        return ExitException.usage(message).byCommand().then(ExitException.Help.HINT);
     }
 }

@@ -4,8 +4,8 @@ import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
 import dev.ctxprobe.explore.Plan;
 import dev.ctxprobe.hardware.HardwareProbe;
+import dev.ctxprobe.launch.Launchers;
 import dev.ctxprobe.predict.BackendPrediction;
-import dev.ctxprobe.predict.PredictInputs;
 import dev.ctxprobe.predict.Prediction;
 import dev.ctxprobe.run.Experiments;
 import dev.ctxprobe.run.Predictions;
@@ -38,20 +38,9 @@ final class ValidateCommand implements Callable<Integer> {
     PredictionOptions prediction;
 
     @Override
-    public Integer call() {
-        Experiment e;
-        PredictInputs given;
-        try {
-            e = Experiments.load(file);
-            given = prediction.inputs();
-        } catch (ExperimentError err) {
-            System.err.println(err.getMessage());
-            return Main.USAGE;
-        } catch (IllegalArgumentException err) {
-            Main.err(err.getMessage());
-            return Main.USAGE;
-        }
-        Prediction predicted = Predictions.of(e, Predictions.onThisMachine(given));
+    public Integer call() throws ExperimentError {
+        Experiment e = Experiments.load(file);
+        Prediction predicted = prediction.predict(e);
         printPlan(Predictions.plan(e, predicted), argv, System.out);
         printWarnings(predicted, System.out);
         printFindings(Preflight.check(e, null, HardwareProbe.system(), System.getenv()), System.out);
@@ -100,7 +89,7 @@ final class ValidateCommand implements Callable<Integer> {
                     backend.name(),
                     backend.engine(),
                     backend.port() == null ? "port picked at each launch" : "port " + backend.port(),
-                    backend.launcher().kind().equals("local")
+                    backend.launcher().kind().equals(Launchers.DEFAULT_KIND)
                             ? ""
                             : ", launcher " + backend.launcher().kind());
             if (backend.command() == null) {

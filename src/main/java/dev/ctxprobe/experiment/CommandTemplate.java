@@ -11,7 +11,7 @@ import java.util.regex.Pattern;
 /**
  * A server command template: split into words the way a POSIX shell splits them (quotes and backslashes
  * respected) before any substitution, so that a substituted value is always one argument or part of one and
- * nothing ever passes through a shell (spec 02, spec 07 security).
+ * nothing ever passes through a shell (docs/experiment-file.md#how-a-command-is-split-into-arguments).
  *
  * <p>Placeholders are {@code {name}} with a name of letters, digits and underscores; {@code {{} and
  * {@code }}} write literal braces. Other braces (JSON in an argument) are left as they are.

@@ -7,7 +7,7 @@ import java.util.Map;
 
 /**
  * One experiment file, parsed once and validated: a model, a machine, a load, a sweep and the backends to
- * explore (spec 02). Immutable; everything downstream reads it and nothing writes it.
+ * explore (docs/experiment-file.md). Immutable; everything downstream reads it and nothing writes it.
  *
  * @param hardware as the file states it, or null to detect it
  * @param vars free variables for commands, recorded in the results' {@code config}, in file order
@@ -64,10 +64,8 @@ public record Experiment(
      * @param serverLogMib the most one server's log keeps, its head and its tail
      */
     public record Limits(Long responseMib, Long eventKib, long serverLogMib) {
-        public static final long DEFAULT_SERVER_LOG_MIB = 64;
-
         /** The defaults. */
-        public static final Limits DEFAULT = new Limits(null, null, DEFAULT_SERVER_LOG_MIB);
+        public static final Limits DEFAULT = new Limits(null, null, Defaults.SERVER_LOG_MIB);
 
         public long serverLogBytes() {
             return serverLogMib << 20;
@@ -96,7 +94,7 @@ public record Experiment(
         if (strategy == Strategy.FRONTIER && frontier == null) {
             long min = targets.stream().mapToLong(Long::longValue).min().orElseThrow();
             long max = targets.stream().mapToLong(Long::longValue).max().orElseThrow();
-            frontier = new Frontier(min, max, 0.01, Math.min(256, min), 12);
+            frontier = new Frontier(min, max, Defaults.PRECISION, Math.min(Defaults.ALIGN, min), Defaults.MAX_LAUNCHES);
         }
         List<Long> curve = strategy == Strategy.LIST ? List.of() : sweep.curve();
         Sweep s = new Sweep(strategy, targets, curve, sweep.stopAfterFailure(), frontier, sweep.restart());
@@ -221,7 +219,7 @@ public record Experiment(
 
         /** A search that starts from the prediction, the default. */
         public Frontier(long min, long max, double precision, long align, int maxLaunches) {
-            this(min, max, precision, align, maxLaunches, Start.PLAN);
+            this(min, max, precision, align, maxLaunches, Defaults.START);
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.ctxprobe.explore;
 
+import dev.ctxprobe.experiment.Defaults;
+
 /**
  * Bounds, precision and budget of a {@code frontier} search.
  *
@@ -22,8 +24,8 @@ public record FrontierSettings(
 
     public FrontierSettings {
         if (align <= 0) {
-            throw new IllegalArgumentException(
-                    "frontier align must be a positive number of tokens (default 256), got " + align);
+            throw new IllegalArgumentException("frontier align must be a positive number of tokens (default "
+                    + Defaults.ALIGN + "), got " + align);
         }
         if (min <= 0) {
             throw new IllegalArgumentException(
@@ -42,8 +44,8 @@ public record FrontierSettings(
                     "frontier precision must be a positive fraction such as 0.01 (1 %), got " + precision);
         }
         if (maxLaunches < 1) {
-            throw new IllegalArgumentException(
-                    "frontier max_launches must be at least 1 (default 12), got " + maxLaunches);
+            throw new IllegalArgumentException("frontier max_launches must be at least 1 (default "
+                    + Defaults.MAX_LAUNCHES + "), got " + maxLaunches);
         }
         if (pad < 0) {
             throw new IllegalArgumentException("context_pad must not be negative, got " + pad);

@@ -2,6 +2,7 @@ package dev.ctxprobe.predict;
 
 import dev.ctxprobe.engine.EngineProfile;
 import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.experiment.Defaults;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.ServerCommand;
@@ -24,9 +25,8 @@ import tools.jackson.databind.json.JsonMapper;
  */
 final class BackendSetup {
     /** The largest max_model_len engines accept, as the experiment loader checks it. */
-    static final long MAX_LENGTH = Integer.MAX_VALUE;
+    static final long MAX_LENGTH = Defaults.MAX_MODEL_LEN;
 
-    private static final long DEFAULT_ALIGN = 256;
     /** Any target: the command is resolved here and one token above to see which flags follow the target. */
     private static final long PROBE = 1_000_000;
 
@@ -57,8 +57,12 @@ final class BackendSetup {
         this.at = "backends[" + experiment.backends().indexOf(backend) + "]";
         this.outputLen = experiment.load().outputLen();
         Experiment.Frontier frontier = experiment.sweep().frontier();
-        this.align = frontier == null ? DEFAULT_ALIGN : frontier.align();
-        base.input("context_pad", Format.tokens(pad), Source.EXPERIMENT, "context_pad (1024 when not written)");
+        this.align = frontier == null ? Defaults.ALIGN : frontier.align();
+        base.input(
+                "context_pad",
+                Format.tokens(pad),
+                Source.EXPERIMENT,
+                "context_pad (" + Defaults.CONTEXT_PAD + " when not written)");
         if (frontier == null) {
             base.input("align", Format.tokens(align), Source.DEFAULT, "the frontier's default, no sweep.frontier");
         } else {

@@ -10,9 +10,54 @@ import java.nio.file.Path;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
-/** A fault of ctxprobe's own that reaches the top: one line for the user, the trace in a file for the report. */
+/**
+ * What ends a command reaches the user through one handler: bad input as sentences with exit code 2, said by the
+ * program or by the command, with the help that fits; a fault of ctxprobe's own as one line, the trace in a file.
+ */
 class MainTest {
+    /** A command line, the exit code, and all that stderr says ('\\n' between lines). */
+    @ParameterizedTest
+    @CsvSource(
+            delimiter = '|',
+            quoteCharacter = '"',
+            value = {
+                "run --parallel 0|2|ctxprobe: --parallel is how many backends run at once: 1 or more, not 0",
+                "plan experiments/demo.yaml --devices 0|2|ctxprobe: --devices is the number of accelerators, 1 or"
+                        + " more, e.g. --devices 8",
+                "validate no-such.yaml|2|no-such.yaml: no such file: give the path of an experiment file (see"
+                        + " experiments/)",
+                "serve --ctx-size 0|2|ctxprobe serve: --ctx-size and --threads must be positive, --port within"
+                        + " 0..65535\\nTry 'ctxprobe serve --help' for more information.",
+            })
+    void aCommandEndedByBadInputSaysWhyAndNothingElse(String line, int code, String said) {
+        CliRun r = CliRun.of(line.split(" "));
+        assertThat(r.exitCode()).isEqualTo(code);
+        assertThat(r.err()).isEqualTo(said.replace("\\n", "\n") + "\n");
+        assertThat(r.out()).isEmpty();
+    }
+
+    @Test
+    void aCommandCanEndWithItsUsage() {
+        CliRun r = CliRun.of("report");
+        assertThat(r.exitCode()).isEqualTo(Main.USAGE);
+        assertThat(r.err())
+                .startsWith("ctxprobe report: no results given: name results files or run folders\nUsage: ctxprobe"
+                        + " report ")
+                .doesNotContain("ExitException", "\tat ");
+    }
+
+    @Test
+    void exitCodesAreMappedInOnePlace() {
+        assertThat(Main.exitCode(ExitException.usage("bad"))).isEqualTo(Main.USAGE);
+        assertThat(Main.exitCode(ExitException.failed("disk full").byCommand())).isEqualTo(Main.FAILED);
+        assertThat(Main.exitCode(new dev.ctxprobe.experiment.ExperimentError(Path.of("x.yaml"), 1, 1, "bad")))
+                .isEqualTo(Main.USAGE);
+        assertThat(Main.exitCode(new IllegalStateException("a bug"))).isEqualTo(Main.FAILED);
+    }
+
     @Test
     void anUnexpectedErrorIsOneLineAndItsTraceGoesToAFile() throws Exception {
         PrintStream old = System.err;
