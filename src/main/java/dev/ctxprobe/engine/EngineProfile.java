@@ -23,9 +23,9 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * One serving engine as data: how to tell it is ready, what its limits mean, and the rules that turn its
- * log lines and error answers into failure classes and capacity numbers. Profiles live in {@link
- * EngineProfiles}; nothing here launches or talks to anything: what a running server states is read through a
- * function the caller gives ({@link #statedCapacity}), so every rule is tested on recorded texts.
+ * log lines and error answers into failure classes and capacity numbers. Profiles are built with {@link
+ * ProfileBuilder}, one file per engine in {@code dev.ctxprobe.engines}; nothing here launches or talks to anything:
+ * what a running server states is read through a function the caller gives ({@link #statedCapacity}), so every rule is tested on recorded texts.
  *
  * @param launchesServer false for an endpoint that is already running ({@code openai})
  * @param readinessPath the GET path that answers 200 once the server is ready
@@ -115,9 +115,13 @@ public record EngineProfile(
 
     /**
      * A number to read for a startup failure: group 1 of {@code pattern}, looked for near the failure line
-     * first, then anywhere in the log (the latest occurrence).
+     * first, then anywhere in the log (the latest occurrence); it fills each of {@code roles} not filled yet.
      */
-    public record NumberRead(Role role, Pattern pattern) {}
+    public record NumberRead(List<Role> roles, Pattern pattern) {
+        public NumberRead {
+            roles = List.copyOf(roles);
+        }
+    }
 
     /**
      * What a startup rule found: the line, the numbers read for it (null when absent), and the words for the
@@ -298,15 +302,17 @@ public record EngineProfile(
         TreeSet<Integer> sourceLines = new TreeSet<>();
         int focus = triggerAt;
         for (NumberRead read : rule.reads()) {
-            if (numbers.containsKey(read.role())) {
+            List<Role> open =
+                    read.roles().stream().filter(r -> !numbers.containsKey(r)).toList();
+            if (open.isEmpty()) {
                 continue;
             }
             NumberAt found = findNumber(read.pattern(), lines, index);
             if (found != null) {
-                numbers.put(read.role(), found.value());
+                open.forEach(r -> numbers.put(r, found.value()));
                 sourceLines.add(found.line());
                 // A long refusal is cut for evidence around the capacity it names, the part that matters.
-                if (read.role() == Role.HINT && found.line() == index) {
+                if (open.contains(Role.HINT) && found.line() == index) {
                     focus = found.at();
                 }
             }

@@ -2,6 +2,7 @@ package dev.ctxprobe.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.results.HintKind;
 import java.io.IOException;
@@ -23,9 +24,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class EngineTextsTest {
     private static final String FIXTURES = "/dev/ctxprobe/engine/llamacpp/";
-    private static final EngineProfile LLAMA = EngineProfiles.get("llamacpp");
-    private static final EngineProfile VLLM = EngineProfiles.get("vllm");
-    private static final EngineProfile SGLANG = EngineProfiles.get("sglang");
+    private static final EngineProfile LLAMA = Engines.profile("llamacpp");
+    private static final EngineProfile VLLM = Engines.profile("vllm");
+    private static final EngineProfile SGLANG = Engines.profile("sglang");
 
     // ---- llama.cpp: what a started server states ----
 
@@ -422,7 +423,7 @@ class EngineTextsTest {
         assertThat(sglang.failureClass()).isEqualTo(FailureClass.CONFIG_REJECTED);
         assertThat(sglang.maxContextHint()).isEqualTo(1_048_576L);
         assertThat(sglang.hintKind()).isEqualTo(HintKind.MAX_MODEL_LEN);
-        Diagnosis tgi = EngineProfiles.get("tgi")
+        Diagnosis tgi = Engines.profile("tgi")
                 .diagnoseStartup(
                         1,
                         List.of("Error: ArgumentValidation(\"`max_total_tokens` must be <= `max_batch_total_tokens`."
@@ -431,7 +432,7 @@ class EngineTextsTest {
         assertThat(tgi.maxContextHint()).isEqualTo(65_536L);
         assertThat(tgi.hintKind()).isEqualTo(HintKind.MAX_MODEL_LEN);
         // SGLang's refusal of a request still bounds the prompt, also where the openai profile reads it.
-        Diagnosis refused = EngineProfiles.get("openai")
+        Diagnosis refused = Engines.profile("openai")
                 .diagnoseResponse(
                         400,
                         "{\"message\":\"Input length (30000 tokens) exceeds the maximum allowed length (20474"

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ctxprobe.client.RequestOutcome;
 import dev.ctxprobe.client.RequestRecord;
 import dev.ctxprobe.engine.EngineProfile;
-import dev.ctxprobe.engine.EngineProfiles;
 import dev.ctxprobe.engine.ServedCapacity;
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.results.HintKind;
 import dev.ctxprobe.results.Outcome;
@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
  * search at all.
  */
 class StatedCapacityJudgeTest {
-    private static final EngineProfile LLAMA = EngineProfiles.get("llamacpp");
-    private static final EngineProfile VLLM = EngineProfiles.get("vllm");
+    private static final EngineProfile LLAMA = Engines.profile("llamacpp");
+    private static final EngineProfile VLLM = Engines.profile("vllm");
 
     /** What b11669 states with {@code -c 8192 -np 2}: two slots of 4,096, no unified KV cache. */
     private static final ServedCapacity TWO_SLOTS =
@@ -140,7 +140,7 @@ class StatedCapacityJudgeTest {
                 .outcome(Outcome.failed(FailureClass.CONFIG_REJECTED), "server failed to start", null)
                 .server(server, null)
                 .build();
-        Probe p = Exploration.probe(rejected, EngineProfiles.get("sglang"));
+        Probe p = Exploration.probe(rejected, Engines.profile("sglang"));
         // The profile's own kind is PROMPT_LEN; the rule's kind wins, so the search probes hint - pad at once.
         assertThat(p.hintKind()).isEqualTo(HintKind.MAX_MODEL_LEN);
 

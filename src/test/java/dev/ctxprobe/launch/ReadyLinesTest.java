@@ -2,7 +2,7 @@ package dev.ctxprobe.launch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.secrets.Redactor;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 /** The log copier tells its listener about each engine's ready line, read from a real child's output. */
 class ReadyLinesTest {
     private static final ReadyLines LINES =
-            new ReadyLines(EngineProfiles.get("vllm").readyLines());
+            new ReadyLines(Engines.profile("vllm").readyLines());
 
     @TempDir
     Path dir;
