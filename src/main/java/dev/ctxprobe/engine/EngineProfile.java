@@ -228,7 +228,8 @@ public record EngineProfile(
                 }
             }
         }
-        return new Capacity(found.get(CapacityField.KV_CAPACITY), found.get(CapacityField.MAX_CONTEXT));
+        Long context = found.get(CapacityField.MAX_CONTEXT);
+        return new Capacity(found.get(CapacityField.KV_CAPACITY), context == null ? null : new Limit(context, null));
     }
 
     /**
@@ -273,6 +274,7 @@ public record EngineProfile(
                 break;
             }
         }
+        Capacity named = new Capacity(null, limit == null ? null : new Limit(limit, kind));
         boolean inStream = httpStatus >= 200 && httpStatus < 300;
         String where = inStream ? "error event in a " + httpStatus + " stream" : "HTTP " + httpStatus;
         List<String> evidence = new ArrayList<>();
@@ -289,12 +291,9 @@ public record EngineProfile(
                     FailureClass.REQUEST_REJECTED,
                     where + ": the server rejected the prompt as too long" + limitText + ": " + quote,
                     evidence,
-                    limit,
-                    null,
-                    kind);
+                    named);
         }
-        return new Diagnosis(
-                FailureClass.HTTP_ERROR, where + " from the server: " + quote, evidence, limit, null, kind);
+        return new Diagnosis(FailureClass.HTTP_ERROR, where + " from the server: " + quote, evidence, named);
     }
 
     private Diagnosis matched(StartupRule rule, List<String> lines, int index, int triggerAt, Capacity capacity) {
@@ -325,12 +324,11 @@ public record EngineProfile(
                 numbers.get(Role.MB),
                 memoryWords(lines));
         List<String> evidence = evidence(lines, index, focus, sourceLines);
-        Long kv = found.kv() != null ? found.kv() : capacity.kvCapacityTokens();
-        Long hint = found.hint() != null ? found.hint() : capacity.maxContextHint();
         // A hint read from a capacity line limits what the profile's hints limit; only the rule's own number may
         // limit something else.
-        HintKind kind = found.hint() != null ? rule.hintKind() : null;
-        return new Diagnosis(rule.failureClass(), rule.detail().apply(found), evidence, hint, kv, kind);
+        Capacity named = capacity.merge(
+                new Capacity(found.kv(), found.hint() == null ? null : new Limit(found.hint(), rule.hintKind())));
+        return new Diagnosis(rule.failureClass(), rule.detail().apply(found), evidence, named);
     }
 
     /** {@code accelerator memory} when the log names an accelerator, else {@code memory}: a CPU build has no other. */
@@ -391,15 +389,12 @@ public record EngineProfile(
         return b.build("log");
     }
 
-    /** A limit to steer the search by: the tokens and what they limit. */
-    public record Hint(long tokens, HintKind kind) {}
-
     /**
      * The stated capacity as a search hint, or empty when it is only the configured length read back ({@code
      * maxModelLen}, within the engine's rounding): a server that states what it was told to be teaches nothing. A
      * server that sized itself ({@code selfSized}: launched with {@link #autoLength}) always teaches.
      */
-    public Optional<Hint> capacityHint(ServedCapacity c, long maxModelLen, boolean selfSized) {
+    public Optional<Limit> capacityHint(ServedCapacity c, long maxModelLen, boolean selfSized) {
         Long tokens = stated.kind() == HintKind.MAX_MODEL_LEN
                 ? c.contextTokens()
                 : c.maxPromptTokens() == null ? null : c.maxPromptTokens() + promptAllowance();
@@ -412,7 +407,7 @@ public record EngineProfile(
                 return Optional.empty();
             }
         }
-        return Optional.of(new Hint(tokens, stated.kind()));
+        return Optional.of(new Limit(tokens, stated.kind()));
     }
 
     /** How far below a prompt-length hint the largest accepted prompt lies, by the engine's own rule. */
@@ -521,8 +516,7 @@ public record EngineProfile(
                 name + " was still not ready when the startup time ran out (" + last
                         + "); raise startup_s if it was still loading",
                 tail,
-                capacity.maxContextHint(),
-                capacity.kvCapacityTokens());
+                capacity);
     }
 
     private Diagnosis crash(int exitCode, List<String> lines, Capacity capacity) {
@@ -549,8 +543,7 @@ public record EngineProfile(
                 FailureClass.STARTUP_CRASH,
                 name + " exited with " + describeExit(exitCode) + " during startup: " + cause,
                 evidence,
-                capacity.maxContextHint(),
-                capacity.kvCapacityTokens());
+                capacity);
     }
 
     private static String describeExit(int exitCode) {

@@ -11,6 +11,7 @@ import dev.ctxprobe.client.ServerQueries;
 import dev.ctxprobe.client.TokenRange;
 import dev.ctxprobe.engine.Capacity;
 import dev.ctxprobe.engine.EngineProfile;
+import dev.ctxprobe.engine.Limit;
 import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.engine.ServedCapacity;
 import dev.ctxprobe.experiment.Experiment;
@@ -256,7 +257,7 @@ final class StepRunner {
             ServerCommand served = cmd;
             if (!stated.isEmpty()) {
                 facts = facts.withCapacity(stated);
-                Optional<EngineProfile.Hint> hint = profile.capacityHint(stated, cmd.maxModelLen(), cmd.selfSized());
+                Optional<Limit> hint = profile.capacityHint(stated, cmd.maxModelLen(), cmd.selfSized());
                 if (hint.isPresent()) {
                     facts = facts.withHint(hint.get().tokens(), hint.get().kind());
                 }
@@ -267,9 +268,9 @@ final class StepRunner {
             return new Launch(new Live(handle, handle.endpoint(), served, logRelative, facts), null);
         }
         StepFailure f = Judge.startup(profile, ready, lines);
-        Scenario.Server server = facts(handle, ready, capacity.merge(f.kvCapacityTokens(), f.maxContextHint()));
-        if (f.maxContextHint() != null) {
-            server = server.withHint(f.maxContextHint(), f.hintKind());
+        Scenario.Server server = facts(handle, ready, capacity.merge(f.named()));
+        if (f.named().limit() != null) {
+            server = server.withHint(f.named().maxContextHint(), f.named().hintKind());
         }
         Live live = new Live(handle, handle.endpoint(), cmd, logRelative, server);
         return new Launch(
@@ -362,8 +363,9 @@ final class StepRunner {
                         : StepMetrics.from(result.measured()))
                 .orElse(null);
         Scenario.Server server = live.facts();
-        if (f.isPresent() && f.get().maxContextHint() != null && server != null) {
-            server = server.withHint(f.get().maxContextHint(), f.get().hintKind());
+        if (f.isPresent() && f.get().named().limit() != null && server != null) {
+            server = server.withHint(
+                    f.get().named().maxContextHint(), f.get().named().hintKind());
         }
         Scenario.Builder step = f.isPresent()
                 ? failed(backend, cmd, target, live.logRelative(), server, f.get())
@@ -508,8 +510,9 @@ final class StepRunner {
         Scenario.Failure failure = new Scenario.Failure(
                 f.phase().id(), f.failureClass().id(), f.detail(), f.evidence(), logRelative, f.exitCode());
         Scenario.Server s = server;
-        if (s == null && (f.maxContextHint() != null || f.kvCapacityTokens() != null)) {
-            s = Scenario.Server.ofHints(f.kvCapacityTokens(), f.maxContextHint(), f.hintKind());
+        Capacity named = f.named();
+        if (s == null && (named.limit() != null || named.kvCapacityTokens() != null)) {
+            s = Scenario.Server.ofHints(named.kvCapacityTokens(), named.maxContextHint(), named.hintKind());
         }
         return base(backend, cmd, target)
                 .outcome(Outcome.failed(f.failureClass()), f.sentence(), failure)

@@ -68,6 +68,6 @@ class CapacityTest {
     @MethodSource("startupLogs")
     void readsCapacityFromTheStartupLog(String engine, String log, Long kv, Long hint) {
         Capacity capacity = Engines.profile(engine).readCapacity(log.lines().toList());
-        assertThat(capacity).isEqualTo(new Capacity(kv, hint));
+        assertThat(capacity).isEqualTo(new Capacity(kv, hint == null ? null : new Limit(hint, null)));
     }
 }

@@ -183,8 +183,8 @@ class ResponseDiagnosisTest {
             String engine, int status, String body, FailureClass expected, Long hint, String detailPart) {
         Diagnosis d = Engines.profile(engine).diagnoseResponse(status, body);
         assertThat(d.failureClass()).isEqualTo(expected);
-        assertThat(d.maxContextHint()).isEqualTo(hint);
-        assertThat(d.kvCapacityTokens()).isNull();
+        assertThat(d.named().maxContextHint()).isEqualTo(hint);
+        assertThat(d.named().kvCapacityTokens()).isNull();
         assertThat(d.detail()).contains(detailPart).doesNotContain("\n");
         assertThat(d.evidence()).first().asString().contains(String.valueOf(status));
         assertThat(d.evidence()).hasSizeLessThanOrEqualTo(Diagnosis.MAX_EVIDENCE_LINES);

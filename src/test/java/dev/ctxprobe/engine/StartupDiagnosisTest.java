@@ -244,8 +244,8 @@ class StartupDiagnosisTest {
                 .diagnoseStartup(exitCode, log.lines().toList())
                 .orElseThrow();
         assertThat(d.failureClass()).isEqualTo(expected);
-        assertThat(d.maxContextHint()).isEqualTo(hint);
-        assertThat(d.kvCapacityTokens()).isEqualTo(kv);
+        assertThat(d.named().maxContextHint()).isEqualTo(hint);
+        assertThat(d.named().kvCapacityTokens()).isEqualTo(kv);
         assertThat(d.detail()).contains(detailPart).doesNotContain("\n");
         assertThat(d.evidence()).isNotEmpty().hasSizeLessThanOrEqualTo(Diagnosis.MAX_EVIDENCE_LINES);
         assertThat(d.evidence()).allSatisfy(line -> assertThat(line.length()).isLessThanOrEqualTo(302));
@@ -278,7 +278,7 @@ class StartupDiagnosisTest {
                 "");
         Diagnosis d = Engines.profile("vllm").diagnoseStartup(null, log).orElseThrow();
         assertThat(d.failureClass()).isEqualTo(FailureClass.STARTUP_TIMEOUT);
-        assertThat(d.kvCapacityTokens()).isEqualTo(1_234_567L);
+        assertThat(d.named().kvCapacityTokens()).isEqualTo(1_234_567L);
         assertThat(d.detail()).contains("still not ready").contains("Capturing CUDA graphs");
         assertThat(d.evidence()).hasSize(2);
     }

@@ -84,7 +84,7 @@ class JudgeTest {
                 Engines.profile("vllm"), new Readiness.Exited(Duration.ofSeconds(40), Termination.exited(1)), vllm);
         assertThat(kv.failureClass()).isEqualTo(FailureClass.KV_INSUFFICIENT);
         assertThat(kv.phase()).isEqualTo(Phase.STARTUP);
-        assertThat(kv.maxContextHint()).isEqualTo(13528L);
+        assertThat(kv.named().maxContextHint()).isEqualTo(13528L);
         assertThat(kv.exitCode()).isEqualTo(1);
 
         StepFailure oom = Judge.startup(
@@ -128,7 +128,7 @@ class JudgeTest {
         StepFailure f = judge("sglang", sglang, null).orElseThrow();
 
         assertThat(f.failureClass()).isEqualTo(FailureClass.REQUEST_REJECTED);
-        assertThat(f.maxContextHint()).isEqualTo(8000L);
+        assertThat(f.named().maxContextHint()).isEqualTo(8000L);
     }
 
     @Test
@@ -145,7 +145,7 @@ class JudgeTest {
         StepFailure f = judge("llamacpp", llama, null).orElseThrow();
 
         assertThat(f.failureClass()).isEqualTo(FailureClass.REQUEST_REJECTED);
-        assertThat(f.maxContextHint()).isEqualTo(8192L);
+        assertThat(f.named().maxContextHint()).isEqualTo(8192L);
     }
 
     @Test
