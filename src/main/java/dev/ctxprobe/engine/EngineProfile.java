@@ -25,7 +25,8 @@ import tools.jackson.databind.json.JsonMapper;
  * One serving engine as data: how to tell it is ready, what its limits mean, and the rules that turn its
  * log lines and error answers into failure classes and capacity numbers. Profiles are built with {@link
  * ProfileBuilder}, one file per engine in {@code dev.ctxprobe.engines}; nothing here launches or talks to anything:
- * what a running server states is read through a function the caller gives ({@link #statedCapacity}), so every rule is tested on recorded texts.
+ * what a running server states is read through a function the caller gives ({@link #statedCapacity}), so every
+ * rule is tested on recorded texts.
  *
  * @param launchesServer false for an endpoint that is already running ({@code openai})
  * @param readinessPath the GET path that answers 200 once the server is ready

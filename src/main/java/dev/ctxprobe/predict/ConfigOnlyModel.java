@@ -16,7 +16,10 @@ public final class ConfigOnlyModel extends EngineModel {
         this.contextFlags = contextFlags;
     }
 
-    /** The sizing of an engine whose context is set by any of {@code contextFlags}, with {@code profile}'s prompt rule. */
+    /**
+     * The sizing of an engine whose context is set by any of {@code contextFlags}, with {@code profile}'s prompt
+     * rule.
+     */
     public static Sizing sizing(EngineProfile profile, String... contextFlags) {
         List<String> flags = List.of(contextFlags);
         return new Sizing(profile, s -> new ConfigOnlyModel(s, flags));

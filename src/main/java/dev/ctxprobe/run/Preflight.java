@@ -145,9 +145,10 @@ public final class Preflight {
 
     /**
      * A model the server would not find: for an engine that reads only local files (llama.cpp, the embedded engine)
-     * the file after the options that name its model ({@link Engine#localModelFlags}); for every engine the experiment's {@code model} when the command uses it and it
-     * is written as a path (absolute, or starting with ./ or ../). vLLM, SGLang, TGI and the others download a hub id
-     * such as {@code deepseek-ai/DeepSeek-V4-Flash}, so a relative name without ./ is not checked.
+     * the file after the options that name its model ({@link Engine#localModelFlags}); for every other engine the
+     * experiment's {@code model} when the command uses it and it is written as a path (absolute, or starting with ./
+     * or ../). vLLM, SGLang, TGI and the others download a hub id such as {@code deepseek-ai/DeepSeek-V4-Flash}, so a
+     * relative name without ./ is not checked.
      */
     private static List<String> models(Experiment e, Backend backend, List<String> argv) {
         Set<String> missing = new LinkedHashSet<>();
