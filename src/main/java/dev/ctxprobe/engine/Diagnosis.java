@@ -1,7 +1,6 @@
 package dev.ctxprobe.engine;
 
 import dev.ctxprobe.results.FailureClass;
-import dev.ctxprobe.results.HintKind;
 import java.util.List;
 import java.util.Objects;
 
@@ -10,17 +9,9 @@ import java.util.Objects;
  * lines that prove it, and any capacity the engine named.
  *
  * @param evidence at most {@value #MAX_EVIDENCE_LINES} lines, each at most about {@value #MAX_LINE_CHARS} chars
- * @param maxContextHint the capacity the failure names (the search's hint), or null
- * @param kvCapacityTokens the KV capacity the engine reported, or null
- * @param hintKind what {@code maxContextHint} limits, when the rule knows better than the profile; else null
+ * @param named the limit (the search's hint) and the KV capacity the engine named, each null where it named none
  */
-public record Diagnosis(
-        FailureClass failureClass,
-        String detail,
-        List<String> evidence,
-        Long maxContextHint,
-        Long kvCapacityTokens,
-        HintKind hintKind) {
+public record Diagnosis(FailureClass failureClass, String detail, List<String> evidence, Capacity named) {
 
     public static final int MAX_EVIDENCE_LINES = 10;
     public static final int MAX_LINE_CHARS = 300;
@@ -28,16 +19,12 @@ public record Diagnosis(
     public Diagnosis {
         Objects.requireNonNull(failureClass, "failureClass");
         Objects.requireNonNull(detail, "detail");
+        Objects.requireNonNull(named, "named");
         evidence = List.copyOf(evidence);
     }
 
-    /** A diagnosis whose hint, if any, limits what the profile's hints limit. */
-    public Diagnosis(
-            FailureClass failureClass,
-            String detail,
-            List<String> evidence,
-            Long maxContextHint,
-            Long kvCapacityTokens) {
-        this(failureClass, detail, evidence, maxContextHint, kvCapacityTokens, null);
+    /** A diagnosis that names no capacity. */
+    public Diagnosis(FailureClass failureClass, String detail, List<String> evidence) {
+        this(failureClass, detail, evidence, Capacity.NONE);
     }
 }

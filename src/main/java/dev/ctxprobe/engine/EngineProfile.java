@@ -23,9 +23,10 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * One serving engine as data: how to tell it is ready, what its limits mean, and the rules that turn its
- * log lines and error answers into failure classes and capacity numbers. Profiles live in {@link
- * EngineProfiles}; nothing here launches or talks to anything: what a running server states is read through a
- * function the caller gives ({@link #statedCapacity}), so every rule is tested on recorded texts.
+ * log lines and error answers into failure classes and capacity numbers. Profiles are built with {@link
+ * ProfileBuilder}, one file per engine in {@code dev.ctxprobe.engines}; nothing here launches or talks to anything:
+ * what a running server states is read through a function the caller gives ({@link #statedCapacity}), so every
+ * rule is tested on recorded texts.
  *
  * @param launchesServer false for an endpoint that is already running ({@code openai})
  * @param readinessPath the GET path that answers 200 once the server is ready
@@ -115,9 +116,13 @@ public record EngineProfile(
 
     /**
      * A number to read for a startup failure: group 1 of {@code pattern}, looked for near the failure line
-     * first, then anywhere in the log (the latest occurrence).
+     * first, then anywhere in the log (the latest occurrence); it fills each of {@code roles} not filled yet.
      */
-    public record NumberRead(Role role, Pattern pattern) {}
+    public record NumberRead(List<Role> roles, Pattern pattern) {
+        public NumberRead {
+            roles = List.copyOf(roles);
+        }
+    }
 
     /**
      * What a startup rule found: the line, the numbers read for it (null when absent), and the words for the
@@ -224,7 +229,8 @@ public record EngineProfile(
                 }
             }
         }
-        return new Capacity(found.get(CapacityField.KV_CAPACITY), found.get(CapacityField.MAX_CONTEXT));
+        Long context = found.get(CapacityField.MAX_CONTEXT);
+        return new Capacity(found.get(CapacityField.KV_CAPACITY), context == null ? null : new Limit(context, null));
     }
 
     /**
@@ -269,6 +275,7 @@ public record EngineProfile(
                 break;
             }
         }
+        Capacity named = new Capacity(null, limit == null ? null : new Limit(limit, kind));
         boolean inStream = httpStatus >= 200 && httpStatus < 300;
         String where = inStream ? "error event in a " + httpStatus + " stream" : "HTTP " + httpStatus;
         List<String> evidence = new ArrayList<>();
@@ -285,12 +292,9 @@ public record EngineProfile(
                     FailureClass.REQUEST_REJECTED,
                     where + ": the server rejected the prompt as too long" + limitText + ": " + quote,
                     evidence,
-                    limit,
-                    null,
-                    kind);
+                    named);
         }
-        return new Diagnosis(
-                FailureClass.HTTP_ERROR, where + " from the server: " + quote, evidence, limit, null, kind);
+        return new Diagnosis(FailureClass.HTTP_ERROR, where + " from the server: " + quote, evidence, named);
     }
 
     private Diagnosis matched(StartupRule rule, List<String> lines, int index, int triggerAt, Capacity capacity) {
@@ -298,15 +302,17 @@ public record EngineProfile(
         TreeSet<Integer> sourceLines = new TreeSet<>();
         int focus = triggerAt;
         for (NumberRead read : rule.reads()) {
-            if (numbers.containsKey(read.role())) {
+            List<Role> open =
+                    read.roles().stream().filter(r -> !numbers.containsKey(r)).toList();
+            if (open.isEmpty()) {
                 continue;
             }
             NumberAt found = findNumber(read.pattern(), lines, index);
             if (found != null) {
-                numbers.put(read.role(), found.value());
+                open.forEach(r -> numbers.put(r, found.value()));
                 sourceLines.add(found.line());
                 // A long refusal is cut for evidence around the capacity it names, the part that matters.
-                if (read.role() == Role.HINT && found.line() == index) {
+                if (open.contains(Role.HINT) && found.line() == index) {
                     focus = found.at();
                 }
             }
@@ -319,12 +325,11 @@ public record EngineProfile(
                 numbers.get(Role.MB),
                 memoryWords(lines));
         List<String> evidence = evidence(lines, index, focus, sourceLines);
-        Long kv = found.kv() != null ? found.kv() : capacity.kvCapacityTokens();
-        Long hint = found.hint() != null ? found.hint() : capacity.maxContextHint();
         // A hint read from a capacity line limits what the profile's hints limit; only the rule's own number may
         // limit something else.
-        HintKind kind = found.hint() != null ? rule.hintKind() : null;
-        return new Diagnosis(rule.failureClass(), rule.detail().apply(found), evidence, hint, kv, kind);
+        Capacity named = capacity.merge(
+                new Capacity(found.kv(), found.hint() == null ? null : new Limit(found.hint(), rule.hintKind())));
+        return new Diagnosis(rule.failureClass(), rule.detail().apply(found), evidence, named);
     }
 
     /** {@code accelerator memory} when the log names an accelerator, else {@code memory}: a CPU build has no other. */
@@ -385,15 +390,12 @@ public record EngineProfile(
         return b.build("log");
     }
 
-    /** A limit to steer the search by: the tokens and what they limit. */
-    public record Hint(long tokens, HintKind kind) {}
-
     /**
      * The stated capacity as a search hint, or empty when it is only the configured length read back ({@code
      * maxModelLen}, within the engine's rounding): a server that states what it was told to be teaches nothing. A
      * server that sized itself ({@code selfSized}: launched with {@link #autoLength}) always teaches.
      */
-    public Optional<Hint> capacityHint(ServedCapacity c, long maxModelLen, boolean selfSized) {
+    public Optional<Limit> capacityHint(ServedCapacity c, long maxModelLen, boolean selfSized) {
         Long tokens = stated.kind() == HintKind.MAX_MODEL_LEN
                 ? c.contextTokens()
                 : c.maxPromptTokens() == null ? null : c.maxPromptTokens() + promptAllowance();
@@ -406,7 +408,7 @@ public record EngineProfile(
                 return Optional.empty();
             }
         }
-        return Optional.of(new Hint(tokens, stated.kind()));
+        return Optional.of(new Limit(tokens, stated.kind()));
     }
 
     /** How far below a prompt-length hint the largest accepted prompt lies, by the engine's own rule. */
@@ -515,8 +517,7 @@ public record EngineProfile(
                 name + " was still not ready when the startup time ran out (" + last
                         + "); raise startup_s if it was still loading",
                 tail,
-                capacity.maxContextHint(),
-                capacity.kvCapacityTokens());
+                capacity);
     }
 
     private Diagnosis crash(int exitCode, List<String> lines, Capacity capacity) {
@@ -543,8 +544,7 @@ public record EngineProfile(
                 FailureClass.STARTUP_CRASH,
                 name + " exited with " + describeExit(exitCode) + " during startup: " + cause,
                 evidence,
-                capacity.maxContextHint(),
-                capacity.kvCapacityTokens());
+                capacity);
     }
 
     private static String describeExit(int exitCode) {

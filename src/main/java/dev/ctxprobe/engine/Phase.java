@@ -2,7 +2,10 @@ package dev.ctxprobe.engine;
 
 import java.util.Locale;
 
-/** The phases of a step (spec 05), in order; a failure names the phase it happened in. */
+/**
+ * The phases of a step (docs/failures.md, "The phases of a step"), in order; a failure names the phase it happened
+ * in.
+ */
 public enum Phase {
     PREFLIGHT,
     STARTUP,

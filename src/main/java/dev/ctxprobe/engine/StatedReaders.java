@@ -12,14 +12,14 @@ import tools.jackson.databind.json.JsonMapper;
  * Reads what an engine's endpoints state about its limits, from the bodies as they came: JSON documents and
  * Prometheus text. A body that is not what was expected states nothing; it never fails the step.
  */
-final class StatedReaders {
+public final class StatedReaders {
     private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final Pattern LABEL = Pattern.compile("(\\w+)=\"((?:[^\"\\\\]|\\\\.)*)\"");
 
     private StatedReaders() {}
 
     /** llama.cpp's {@code GET /props}: the context of each slot and how many slots there are. */
-    static ServedCapacity llamaProps(String body) {
+    public static ServedCapacity llamaProps(String body) {
         JsonNode root = json(body);
         ServedCapacity.Builder b = new ServedCapacity.Builder();
         b.context = positive(root.path("default_generation_settings").path("n_ctx"));
@@ -28,7 +28,7 @@ final class StatedReaders {
     }
 
     /** llama.cpp's {@code GET /v1/models}: the model's training context and vocabulary, in {@code meta}. */
-    static ServedCapacity llamaModels(String body) {
+    public static ServedCapacity llamaModels(String body) {
         JsonNode meta = json(body).path("data").path(0).path("meta");
         ServedCapacity.Builder b = new ServedCapacity.Builder();
         b.train = positive(meta.path("n_ctx_train"));
@@ -37,7 +37,7 @@ final class StatedReaders {
     }
 
     /** vLLM's {@code GET /v1/models}: the max_model_len it serves, the fitted one after {@code auto}. */
-    static ServedCapacity vllmModels(String body) {
+    public static ServedCapacity vllmModels(String body) {
         ServedCapacity.Builder b = new ServedCapacity.Builder();
         b.context = positive(json(body).path("data").path(0).path("max_model_len"));
         return b.build("models");
@@ -47,7 +47,7 @@ final class StatedReaders {
      * vLLM's {@code GET /metrics}: {@code vllm:cache_config_info}'s labels, {@code kv_cache_size_tokens} in newer
      * builds, else {@code num_gpu_blocks} times {@code block_size}.
      */
-    static ServedCapacity vllmMetrics(String body) {
+    public static ServedCapacity vllmMetrics(String body) {
         Map<String, String> labels = labels(body, "vllm:cache_config_info");
         ServedCapacity.Builder b = new ServedCapacity.Builder();
         Long tokens = number(labels.get("kv_cache_size_tokens"));
@@ -61,7 +61,7 @@ final class StatedReaders {
      * SGLang's {@code GET /get_server_info}: {@code max_req_input_len} (a prompt must be shorter) and {@code
      * max_total_num_tokens}, at the top level or in the first of {@code internal_states}.
      */
-    static ServedCapacity sglangServerInfo(String body) {
+    public static ServedCapacity sglangServerInfo(String body) {
         JsonNode root = json(body);
         JsonNode state = root.path("internal_states").path(0);
         ServedCapacity.Builder b = new ServedCapacity.Builder();
@@ -73,7 +73,7 @@ final class StatedReaders {
     }
 
     /** SGLang's {@code GET /metrics} with {@code --enable-metrics}: its pool and context gauges. */
-    static ServedCapacity sglangMetrics(String body) {
+    public static ServedCapacity sglangMetrics(String body) {
         ServedCapacity.Builder b = new ServedCapacity.Builder();
         b.kv = gauge(body, "sglang:max_total_num_tokens");
         b.context = gauge(body, "sglang:context_len");

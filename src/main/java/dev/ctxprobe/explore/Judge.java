@@ -4,6 +4,7 @@ import dev.ctxprobe.client.RequestOutcome;
 import dev.ctxprobe.client.RequestRecord;
 import dev.ctxprobe.engine.Diagnosis;
 import dev.ctxprobe.engine.EngineProfile;
+import dev.ctxprobe.engine.Limit;
 import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.engine.ServedCapacity;
 import dev.ctxprobe.launch.Readiness;
@@ -69,15 +70,7 @@ final class Judge {
         }
         Diagnosis d = profile.diagnoseStartup(code, log).orElseGet(() -> fallbackStartup(how, notReady, log));
         Phase phase = how == null ? Phase.READINESS : Phase.STARTUP;
-        return new StepFailure(
-                d.failureClass(),
-                phase,
-                d.detail(),
-                d.evidence(),
-                code,
-                d.maxContextHint(),
-                d.kvCapacityTokens(),
-                d.hintKind());
+        return StepFailure.of(d, phase, code);
     }
 
     private static StepFailure queued(Readiness.Queued q) {
@@ -143,16 +136,12 @@ final class Judge {
                     "not ready after " + seconds(notReady.after()) + " s (last answer: "
                             + ((Readiness.TimedOut) notReady).lastAnswer()
                             + "); raise timeouts.startup_s if loading is slow",
-                    tail,
-                    null,
-                    null);
+                    tail);
         }
         return new Diagnosis(
                 FailureClass.STARTUP_CRASH,
                 "the server ended with " + how.describe() + " during startup; see the log's last lines",
-                tail,
-                null,
-                null);
+                tail);
     }
 
     /**
@@ -261,15 +250,7 @@ final class Judge {
                                 List.of(String.valueOf(r.errorText())));
             case HTTP_STATUS, ERROR_EVENT -> {
                 Diagnosis d = o.profile().diagnoseResponse(r.httpStatus(), r.errorText());
-                StepFailure f = new StepFailure(
-                        d.failureClass(),
-                        phase,
-                        d.detail(),
-                        d.evidence(),
-                        null,
-                        d.maxContextHint(),
-                        d.kvCapacityTokens(),
-                        d.hintKind());
+                StepFailure f = StepFailure.of(d, phase, null);
                 yield d.failureClass() == FailureClass.REQUEST_REJECTED ? refused(f, o) : f;
             }
             case TOO_LARGE ->
@@ -313,10 +294,10 @@ final class Judge {
         if (why.isPresent()) {
             out = out.withDetail("; " + why.get());
         }
-        if (out.maxContextHint() == null) {
-            Optional<EngineProfile.Hint> stated = o.profile().capacityHint(o.capacity(), o.maxModelLen(), true);
+        if (out.named().limit() == null) {
+            Optional<Limit> stated = o.profile().capacityHint(o.capacity(), o.maxModelLen(), true);
             if (stated.isPresent()) {
-                out = out.withHint(stated.get().tokens(), stated.get().kind());
+                out = out.withLimit(stated.get());
             }
         }
         return out;

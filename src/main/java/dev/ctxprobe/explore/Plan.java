@@ -1,7 +1,7 @@
 package dev.ctxprobe.explore;
 
 import dev.ctxprobe.engine.EngineProfile;
-import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.ServerCommand;
@@ -72,7 +72,7 @@ public record Plan(Experiment experiment, List<BackendPlan> backends) {
     public static Plan of(Experiment e, Function<Backend, BackendPrediction> predictions) {
         List<BackendPlan> plans = new ArrayList<>();
         for (Backend b : e.backends()) {
-            EngineProfile profile = EngineProfiles.get(b.engine());
+            EngineProfile profile = Engines.profile(b.engine());
             BackendPrediction prediction = predictions.apply(b);
             Strategy strategy = strategy(e, b, profile, prediction);
             List<Step> steps = new ArrayList<>();

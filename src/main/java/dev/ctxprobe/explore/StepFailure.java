@@ -1,16 +1,16 @@
 package dev.ctxprobe.explore;
 
+import dev.ctxprobe.engine.Capacity;
+import dev.ctxprobe.engine.Diagnosis;
+import dev.ctxprobe.engine.Limit;
 import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.results.FailureClass;
-import dev.ctxprobe.results.HintKind;
 import java.util.List;
 
 /**
  * A classified failure of one step, before it is written: class, phase, a one-line detail and the evidence.
  *
- * @param maxContextHint a capacity the failure named, or null
- * @param kvCapacityTokens a KV capacity the failure named, or null
- * @param hintKind what {@code maxContextHint} limits when its rule knows better than the profile, else null
+ * @param named the limit and the KV capacity the failure named, each null where it named none
  */
 record StepFailure(
         FailureClass failureClass,
@@ -18,31 +18,34 @@ record StepFailure(
         String detail,
         List<String> evidence,
         Integer exitCode,
-        Long maxContextHint,
-        Long kvCapacityTokens,
-        HintKind hintKind) {
+        Capacity named) {
 
     StepFailure {
         evidence = evidence.stream().limit(12).map(StepFailure::trim).toList();
     }
 
     static StepFailure of(FailureClass c, Phase phase, String detail, List<String> evidence) {
-        return new StepFailure(c, phase, detail, evidence, null, null, null, null);
+        return new StepFailure(c, phase, detail, evidence, null, Capacity.NONE);
+    }
+
+    /** What the engine's profile diagnosed, in {@code phase}; {@code exitCode} null while the server runs. */
+    static StepFailure of(Diagnosis d, Phase phase, Integer exitCode) {
+        return new StepFailure(d.failureClass(), phase, d.detail(), d.evidence(), exitCode, d.named());
     }
 
     StepFailure withExitCode(Integer code) {
-        return new StepFailure(failureClass, phase, detail, evidence, code, maxContextHint, kvCapacityTokens, hintKind);
+        return new StepFailure(failureClass, phase, detail, evidence, code, named);
     }
 
-    /** This failure steering the search by {@code hint}, which limits {@code kind} (null: the profile's kind). */
-    StepFailure withHint(Long hint, HintKind kind) {
-        return new StepFailure(failureClass, phase, detail, evidence, exitCode, hint, kvCapacityTokens, kind);
+    /** This failure steering the search by {@code limit}. */
+    StepFailure withLimit(Limit limit) {
+        return new StepFailure(
+                failureClass, phase, detail, evidence, exitCode, new Capacity(named.kvCapacityTokens(), limit));
     }
 
     /** This failure with more to say in its detail. */
     StepFailure withDetail(String more) {
-        return new StepFailure(
-                failureClass, phase, detail + more, evidence, exitCode, maxContextHint, kvCapacityTokens, hintKind);
+        return new StepFailure(failureClass, phase, detail + more, evidence, exitCode, named);
     }
 
     private static String trim(String line) {

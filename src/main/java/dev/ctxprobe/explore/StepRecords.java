@@ -38,8 +38,9 @@ final class StepRecords {
         Scenario.Failure failure = new Scenario.Failure(
                 f.phase().id(), f.failureClass().id(), f.detail(), f.evidence(), logRelative, f.exitCode());
         Scenario.Server s = server;
-        if (s == null && (f.maxContextHint() != null || f.kvCapacityTokens() != null)) {
-            s = Scenario.Server.ofHints(f.kvCapacityTokens(), f.maxContextHint(), f.hintKind());
+        Capacity named = f.named();
+        if (s == null && (named.limit() != null || named.kvCapacityTokens() != null)) {
+            s = Scenario.Server.ofHints(named.kvCapacityTokens(), named.maxContextHint(), named.hintKind());
         }
         return base(point, cmd)
                 .outcome(Outcome.failed(f.failureClass()), f.sentence(), failure)

@@ -8,6 +8,7 @@ import dev.ctxprobe.client.RequestRecord;
 import dev.ctxprobe.client.TokenRange;
 import dev.ctxprobe.engine.Capacity;
 import dev.ctxprobe.engine.EngineProfile;
+import dev.ctxprobe.engine.Limit;
 import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.engine.ServedCapacity;
 import dev.ctxprobe.experiment.Experiment;
@@ -217,7 +218,7 @@ final class StepRunner {
             ServerCommand served = cmd;
             if (!stated.isEmpty()) {
                 facts = facts.withCapacity(stated);
-                Optional<EngineProfile.Hint> hint = profile.capacityHint(stated, cmd.maxModelLen(), cmd.selfSized());
+                Optional<Limit> hint = profile.capacityHint(stated, cmd.maxModelLen(), cmd.selfSized());
                 if (hint.isPresent()) {
                     facts = facts.withHint(hint.get().tokens(), hint.get().kind());
                 }
@@ -228,10 +229,9 @@ final class StepRunner {
             return new Launch(new Live(handle, served, logRelative, facts, stated), null);
         }
         StepFailure f = Judge.startup(profile, ready, lines);
-        Scenario.Server server =
-                StepRecords.server(handle, ready, capacity.merge(f.kvCapacityTokens(), f.maxContextHint()));
-        if (f.maxContextHint() != null) {
-            server = server.withHint(f.maxContextHint(), f.hintKind());
+        Scenario.Server server = StepRecords.server(handle, ready, capacity.merge(f.named()));
+        if (f.named().limit() != null) {
+            server = server.withHint(f.named().maxContextHint(), f.named().hintKind());
         }
         Live live = new Live(handle, cmd, logRelative, server, ServedCapacity.NONE);
         return new Launch(
@@ -317,8 +317,9 @@ final class StepRunner {
                         : StepMetrics.from(result.measured()))
                 .orElse(null);
         Scenario.Server server = live.facts();
-        if (f.isPresent() && f.get().maxContextHint() != null && server != null) {
-            server = server.withHint(f.get().maxContextHint(), f.get().hintKind());
+        if (f.isPresent() && f.get().named().limit() != null && server != null) {
+            server = server.withHint(
+                    f.get().named().maxContextHint(), f.get().named().hintKind());
         }
         Scenario.Builder step = f.isPresent()
                 ? StepRecords.failed(point, cmd, live.logRelative(), server, f.get())

@@ -1,7 +1,6 @@
 package dev.ctxprobe.predict;
 
 import dev.ctxprobe.engine.EngineProfile;
-import dev.ctxprobe.engine.EngineProfiles;
 import dev.ctxprobe.experiment.Defaults;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
@@ -48,10 +47,10 @@ final class BackendSetup {
     private final Once<Long> memory = new Once<>(this::findMemory);
     private final Once<Integer> devices = new Once<>(this::findDevices);
 
-    BackendSetup(Experiment experiment, Backend backend, PredictInputs given) {
+    BackendSetup(Experiment experiment, Backend backend, PredictInputs given, Sizing sizing) {
         this.experiment = experiment;
         this.backend = backend;
-        this.profile = EngineProfiles.get(backend.engine());
+        this.profile = sizing.profile();
         this.given = given;
         this.pad = experiment.contextPad();
         this.at = "backends[" + experiment.backends().indexOf(backend) + "]";

@@ -1,21 +1,28 @@
 package dev.ctxprobe.predict;
 
+import dev.ctxprobe.engine.EngineProfile;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Engines whose KV sizing is not modelled (TensorRT-LLM, LMDeploy, TGI): the context flag, the model's own limit and
  * the profile's prompt rule, nothing about memory.
  */
-final class ConfigOnlyModel extends EngineModel {
-    /** The flag that sets the context, per engine profile. */
-    private static final Map<String, List<String>> CONTEXT_FLAGS = Map.of(
-            "trtllm", List.of("--max_seq_len", "--max-seq-len"),
-            "lmdeploy", List.of("--session-len"),
-            "tgi", List.of("--max-total-tokens"));
+public final class ConfigOnlyModel extends EngineModel {
+    /** The flags that set the context, any of them. */
+    private final List<String> contextFlags;
 
-    ConfigOnlyModel(BackendSetup setup) {
+    private ConfigOnlyModel(BackendSetup setup, List<String> contextFlags) {
         super(setup);
+        this.contextFlags = contextFlags;
+    }
+
+    /**
+     * The sizing of an engine whose context is set by any of {@code contextFlags}, with {@code profile}'s prompt
+     * rule.
+     */
+    public static Sizing sizing(EngineProfile profile, String... contextFlags) {
+        List<String> flags = List.of(contextFlags);
+        return new Sizing(profile, s -> new ConfigOnlyModel(s, flags));
     }
 
     @Override
@@ -24,7 +31,7 @@ final class ConfigOnlyModel extends EngineModel {
                 + " prompt rule apply");
         ModelConfig cfg = s.config();
         ModelConfig.Limit derived = cfg == null ? null : cfg.vllmMaxLength();
-        List<String> names = CONTEXT_FLAGS.getOrDefault(s.backend.engine(), List.of());
+        List<String> names = contextFlags;
         Flags.Found given = flags.find(names.toArray(String[]::new));
         Long length = given == null ? (derived == null ? null : derived.tokens()) : Flags.number(given.value());
         if (given != null) {

@@ -3,6 +3,7 @@ package dev.ctxprobe.predict;
 import dev.ctxprobe.embedded.GgufInfo;
 import dev.ctxprobe.embedded.KvBudget;
 import dev.ctxprobe.embedded.ModelShape;
+import dev.ctxprobe.engine.EngineProfile;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -12,7 +13,12 @@ import java.util.List;
  * {@code --ctx-size} rounded up to 32, it must fit {@link KvBudget#of} the {@code --kv-memory} budget, and a prompt
  * plus one output token must fit the context.
  */
-final class EmbeddedModel extends EngineModel {
+public final class EmbeddedModel extends EngineModel {
+    /** The embedded engine's sizing, with {@code profile}'s prompt rule. */
+    public static Sizing sizing(EngineProfile profile) {
+        return new Sizing(profile, EmbeddedModel::new);
+    }
+
     private static final String DEFAULT_CTX = "4096";
     private static final String DEFAULT_BUDGET = "1GiB";
     private static final String DEFAULT_SHAPE = "micro";

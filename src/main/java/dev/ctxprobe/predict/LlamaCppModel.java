@@ -1,6 +1,7 @@
 package dev.ctxprobe.predict;
 
 import dev.ctxprobe.embedded.GgufInfo;
+import dev.ctxprobe.engine.EngineProfile;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,7 +15,12 @@ import java.util.Map;
  * it with "the slot context ... exceeds the training context of the model - capping"), and a prompt refused when
  * {@code n_tokens >= slot n_ctx} (exceed_context_size_error).
  */
-final class LlamaCppModel extends EngineModel {
+public final class LlamaCppModel extends EngineModel {
+    /** llama.cpp's sizing, with {@code profile}'s prompt rule. */
+    public static Sizing sizing(EngineProfile profile) {
+        return new Sizing(profile, LlamaCppModel::new);
+    }
+
     /** GGML_PAD(n_ctx, 256) in builds since PR #17046; older builds (b4748) pad to 32, 256 with flash attention. */
     static final long CTX_PADDING = 256;
 

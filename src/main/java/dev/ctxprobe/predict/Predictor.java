@@ -4,6 +4,7 @@ import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
@@ -17,22 +18,24 @@ public final class Predictor {
     private Predictor() {}
 
     /** Every backend's prediction and the sweep targets that cannot fit the model. */
-    public static Prediction plan(Experiment experiment, PredictInputs inputs) {
+    public static Prediction plan(Experiment experiment, PredictInputs inputs, Function<String, Sizing> engines) {
         List<BackendPrediction> predictions = new ArrayList<>();
         for (Backend b : experiment.backends()) {
-            predictions.add(predict(experiment, b, inputs));
+            predictions.add(predict(experiment, b, inputs, engines));
         }
         return new Prediction(
                 experiment.name(),
                 experiment.file() == null ? "" : experiment.file().toString(),
                 predictions,
-                unreachableTargets(experiment, inputs));
+                unreachableTargets(experiment, inputs, engines));
     }
 
-    /** The prediction for one backend of {@code experiment}. */
-    public static BackendPrediction predict(Experiment experiment, Backend backend, PredictInputs inputs) {
-        BackendSetup s = new BackendSetup(experiment, backend, inputs);
-        EngineModel model = model(s);
+    /** The prediction for one backend of {@code experiment}; {@code engines} gives each engine's sizing by name. */
+    public static BackendPrediction predict(
+            Experiment experiment, Backend backend, PredictInputs inputs, Function<String, Sizing> engines) {
+        Sizing sizing = engines.apply(backend.engine());
+        BackendSetup s = new BackendSetup(experiment, backend, inputs, sizing);
+        EngineModel model = sizing.model(s);
         if (model == null) {
             return new BackendPrediction(
                     backend.name(),
@@ -115,11 +118,13 @@ public final class Predictor {
      * The targets of the experiment's sweep that a backend cannot serve because their context is above the model's
      * own limit, whatever the memory: {@code validate} warns about them.
      */
-    public static List<TargetWarning> unreachableTargets(Experiment experiment, PredictInputs inputs) {
+    public static List<TargetWarning> unreachableTargets(
+            Experiment experiment, PredictInputs inputs, Function<String, Sizing> engines) {
         List<TargetWarning> warnings = new ArrayList<>();
         for (Backend b : experiment.backends()) {
-            BackendSetup s = new BackendSetup(experiment, b, inputs);
-            EngineModel model = model(s);
+            Sizing sizing = engines.apply(b.engine());
+            BackendSetup s = new BackendSetup(experiment, b, inputs, sizing);
+            EngineModel model = sizing.model(s);
             if (model == null) {
                 continue;
             }
@@ -183,17 +188,6 @@ public final class Predictor {
             }
         }
         return lo;
-    }
-
-    private static EngineModel model(BackendSetup s) {
-        return switch (s.backend.engine()) {
-            case "vllm" -> new VllmModel(s);
-            case "sglang", "sglang-kunlun" -> new SglangModel(s);
-            case "llamacpp" -> new LlamaCppModel(s);
-            case "embedded" -> new EmbeddedModel(s);
-            case "openai" -> null;
-            default -> new ConfigOnlyModel(s);
-        };
     }
 
     private static BackendPrediction build(

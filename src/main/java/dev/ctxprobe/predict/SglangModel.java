@@ -1,6 +1,6 @@
 package dev.ctxprobe.predict;
 
-import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.engine.EngineProfile;
 import java.util.List;
 
 /**
@@ -9,9 +9,11 @@ import java.util.List;
  * accepted while it is shorter than {@code max_req_input_len = min(context_len - 1, max_total_num_tokens - 1) - 5}
  * (tp_worker.py; validate_input_length in scheduler.py refuses {@code len >= max_req_input_len}).
  */
-final class SglangModel extends EngineModel {
-    /** Tokens below min(context_len, max_total_num_tokens) a prompt cannot use: the -1, the -5 and the {@code >=}. */
-    private static final long RESERVE = EngineProfiles.SGLANG_PROMPT_RESERVE;
+public final class SglangModel extends EngineModel {
+    /** SGLang's sizing, with {@code profile}'s prompt rule. */
+    public static Sizing sizing(EngineProfile profile) {
+        return new Sizing(profile, SglangModel::new);
+    }
 
     private static final Checks.MemoryShare MEMORY = new Checks.MemoryShare(
             "mem_fraction_static",
@@ -28,8 +30,15 @@ final class SglangModel extends EngineModel {
     private static final long DSV4_MAX_RUNNING_REQUESTS = 256;
     private static final int FP8_DSA_LATENT_BYTES = 656;
 
+    /**
+     * Tokens below min(context_len, max_total_num_tokens) a prompt cannot use: the -1, the -5 and the {@code >=},
+     * as the profile's prompt rule has them.
+     */
+    private final long reserve;
+
     SglangModel(BackendSetup setup) {
         super(setup);
+        reserve = setup.profile.promptAllowance();
     }
 
     /** The token pool of one rank: bytes per token, request-scoped bytes, page size. */
@@ -67,7 +76,7 @@ final class SglangModel extends EngineModel {
         checks.add(new Check(
                 given == null ? Bound.MODEL_CONFIG : follows ? Bound.ENGINE_RESERVE : Bound.CONTEXT_FLAG,
                 reserveOk,
-                "prompt " + Format.tokens(target) + (reserveOk ? " <= " : " > ") + lengthText + " - " + RESERVE
+                "prompt " + Format.tokens(target) + (reserveOk ? " <= " : " > ") + lengthText + " - " + reserve
                         + " (max_req_input_len = context_len - 1 - 5, and the prompt must stay below it)"));
 
         Pool pool = cfg == null ? null : pool(cfg, flags, f, tp, pp, details);
@@ -86,8 +95,8 @@ final class SglangModel extends EngineModel {
             details.add("max_total_num_tokens = (" + Format.gib(available) + fixed + ") / "
                     + Format.decimal(pool.bytesPerToken()) + " B, in pages of " + pool.pageSize() + " = "
                     + Format.tokens(tokens));
-            long needed = pool.fixedBytes() + (long) Math.ceil((target + RESERVE) * pool.bytesPerToken());
-            fit = new KvFit(target + RESERVE, needed, available, pool.bytesPerToken(), pool.fixedBytes(), tokens);
+            long needed = pool.fixedBytes() + (long) Math.ceil((target + reserve) * pool.bytesPerToken());
+            fit = new KvFit(target + reserve, needed, available, pool.bytesPerToken(), pool.fixedBytes(), tokens);
         }
         if (capped != null && (tokens == null || capped < tokens)) {
             details.add("--max-total-tokens caps the pool at " + Format.tokens(capped));
@@ -99,7 +108,7 @@ final class SglangModel extends EngineModel {
                     Bound.KV_MEMORY,
                     ok,
                     "prompt " + Format.tokens(target) + (ok ? " <= " : " > ") + "max_total_num_tokens "
-                            + Format.tokens(tokens) + " - " + RESERVE + " (the token pool)"));
+                            + Format.tokens(tokens) + " - " + reserve + " (the token pool)"));
         }
         return fit;
     }

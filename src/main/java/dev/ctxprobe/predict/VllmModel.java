@@ -1,5 +1,6 @@
 package dev.ctxprobe.predict;
 
+import dev.ctxprobe.engine.EngineProfile;
 import dev.ctxprobe.predict.KvLayers.Full;
 import dev.ctxprobe.predict.KvLayers.Group;
 import dev.ctxprobe.predict.KvLayers.Sliding;
@@ -11,7 +12,12 @@ import java.util.List;
  * limit, the prompt rule, and whether one request of that length fits the KV memory
  * ({@code check_enough_kv_cache_memory}, vllm/v1/core/kv_cache_utils.py).
  */
-final class VllmModel extends EngineModel {
+public final class VllmModel extends EngineModel {
+    /** vLLM's sizing, with {@code profile}'s prompt rule. */
+    public static Sizing sizing(EngineProfile profile) {
+        return new Sizing(profile, VllmModel::new);
+    }
+
     /** vLLM's default since it was raised from 0.9; an experiment should pass it explicitly. */
     private static final double DEFAULT_GPU_MEMORY_UTILIZATION = 0.92;
 

@@ -1,6 +1,6 @@
 package dev.ctxprobe.run;
 
-import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
 import dev.ctxprobe.experiment.ExperimentLoader;
@@ -27,29 +27,28 @@ public final class Experiments {
 
     /** A loader that accepts this ctxprobe's engines and launchers. */
     public static ExperimentLoader loader() {
-        Set<String> withoutLaunch = EngineProfiles.names().stream()
-                .filter(n -> !EngineProfiles.get(n).launchesServer())
+        Set<String> withoutLaunch = Engines.names().stream()
+                .filter(n -> !Engines.profile(n).launchesServer())
                 .collect(Collectors.toSet());
-        Set<String> selfSizing = EngineProfiles.names().stream()
-                .filter(n -> EngineProfiles.get(n).autoLength() != null)
+        Set<String> selfSizing = Engines.names().stream()
+                .filter(n -> Engines.profile(n).autoLength() != null)
                 .collect(Collectors.toSet());
-        return new ExperimentLoader(
-                EngineProfiles.names(), withoutLaunch, selfSizing, new ExperimentLoader.LauncherKinds() {
-                    @Override
-                    public List<String> kinds() {
-                        return Launchers.kinds();
-                    }
+        return new ExperimentLoader(Engines.names(), withoutLaunch, selfSizing, new ExperimentLoader.LauncherKinds() {
+            @Override
+            public List<String> kinds() {
+                return Launchers.kinds();
+            }
 
-                    @Override
-                    public Map<String, String> check(String kind, Map<String, Object> options) {
-                        return Launchers.provider(kind).check(options);
-                    }
+            @Override
+            public Map<String, String> check(String kind, Map<String, Object> options) {
+                return Launchers.provider(kind).check(options);
+            }
 
-                    @Override
-                    public Set<String> placeholders(String kind) {
-                        return Launchers.provider(kind).placeholders();
-                    }
-                });
+            @Override
+            public Set<String> placeholders(String kind) {
+                return Launchers.provider(kind).placeholders();
+            }
+        });
     }
 
     /** The experiment in {@code file}, or the built-in demo when {@code file} is null. */

@@ -1,6 +1,6 @@
 package dev.ctxprobe.run;
 
-import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.launch.Launchers;
@@ -52,7 +52,7 @@ final class PortLocks implements AutoCloseable {
         for (Backend b : e.backends()) {
             if (b.port() != null
                     && b.launcher().kind().equals(Launchers.DEFAULT_KIND)
-                    && EngineProfiles.get(b.engine()).launchesServer()) {
+                    && Engines.profile(b.engine()).launchesServer()) {
                 ports.putIfAbsent(b.port(), b.name());
             }
         }

@@ -1,5 +1,6 @@
 package dev.ctxprobe.run;
 
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.explore.Plan;
 import dev.ctxprobe.hardware.HardwareProbe;
@@ -27,7 +28,7 @@ public final class Predictions {
 
     /** Every backend's prediction and the sweep targets the model cannot serve. */
     public static Prediction of(Experiment e, PredictInputs inputs) {
-        return Predictor.plan(e, inputs);
+        return Predictor.plan(e, inputs, Engines::sizing);
     }
 
     /** The plan of {@code e} whose frontier searches start from {@code prediction} ({@code start: plan}). */

@@ -1,5 +1,7 @@
 package dev.ctxprobe.run;
 
+import dev.ctxprobe.engines.Engine;
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.FileReason;
@@ -33,13 +35,6 @@ import java.util.regex.Pattern;
 public final class Preflight {
     /** The first word that runs this ctxprobe itself. */
     private static final String SELF = "ctxprobe";
-
-    /** Engines that accept a hub id as the model, so only something written as a path must exist here. */
-    private static final Set<String> LOCAL_FILE_ONLY = Set.of("llamacpp", "embedded");
-
-    /** The options whose value is the model file, for engines that read only local files. */
-    private static final Map<String, List<String>> MODEL_OPTIONS =
-            Map.of("llamacpp", List.of("-m", "--model"), "embedded", List.of("--model"));
 
     private static final Pattern COUNT = Pattern.compile("^(\\d+)\\s*x\\s+", Pattern.CASE_INSENSITIVE);
 
@@ -149,14 +144,16 @@ public final class Preflight {
     }
 
     /**
-     * A model the server would not find: for llama.cpp and the embedded engine the file after {@code -m} / {@code
-     * --model}, which must be local; for every engine the experiment's {@code model} when the command uses it and it
-     * is written as a path (absolute, or starting with ./ or ../). vLLM, SGLang, TGI and the others download a hub id
-     * such as {@code deepseek-ai/DeepSeek-V4-Flash}, so a relative name without ./ is not checked.
+     * A model the server would not find: for an engine that reads only local files (llama.cpp, the embedded engine)
+     * the file after the options that name its model ({@link Engine#localModelFlags}); for every other engine the
+     * experiment's {@code model} when the command uses it and it is written as a path (absolute, or starting with ./
+     * or ../). vLLM, SGLang, TGI and the others download a hub id such as {@code deepseek-ai/DeepSeek-V4-Flash}, so a
+     * relative name without ./ is not checked.
      */
     private static List<String> models(Experiment e, Backend backend, List<String> argv) {
         Set<String> missing = new LinkedHashSet<>();
-        List<String> options = MODEL_OPTIONS.getOrDefault(backend.engine(), List.of());
+        Engine engine = Engines.get(backend.engine());
+        List<String> options = engine.localModelFlags();
         for (int i = 1; i < argv.size(); i++) {
             String arg = argv.get(i);
             for (String option : options) {
@@ -175,7 +172,7 @@ public final class Preflight {
         String model = e.model();
         boolean asPath = model.startsWith("/") || model.startsWith("./") || model.startsWith("../");
         boolean used = argv.stream().anyMatch(a -> a.equals(model) || a.endsWith("=" + model));
-        if (asPath && !LOCAL_FILE_ONLY.contains(backend.engine()) && used && !Files.exists(Path.of(model))) {
+        if (asPath && !engine.localModelOnly() && used && !Files.exists(Path.of(model))) {
             missing.add("backend " + backend.name() + ": the model " + model + " does not exist on this machine; fix"
                     + " 'model' in the experiment, or give a hub id such as deepseek-ai/DeepSeek-V4-Flash for the"
                     + " engine to download");

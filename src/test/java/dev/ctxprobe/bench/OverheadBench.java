@@ -1,6 +1,6 @@
 package dev.ctxprobe.bench;
 
-import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.launch.LaunchSpec;
 import dev.ctxprobe.launch.LocalLauncher;
@@ -263,7 +263,7 @@ final class OverheadBench {
                 "127.0.0.1",
                 port,
                 "/health",
-                EngineProfiles.get("vllm").readyLines(),
+                Engines.profile("vllm").readyLines(),
                 Duration.ofSeconds(60),
                 Duration.ofSeconds(10),
                 LaunchSpec.NO_QUEUE);

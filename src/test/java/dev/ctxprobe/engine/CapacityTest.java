@@ -2,6 +2,7 @@ package dev.ctxprobe.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.engines.Engines;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -66,7 +67,7 @@ class CapacityTest {
     @ParameterizedTest(name = "{0}: kv {2}, hint {3}")
     @MethodSource("startupLogs")
     void readsCapacityFromTheStartupLog(String engine, String log, Long kv, Long hint) {
-        Capacity capacity = EngineProfiles.get(engine).readCapacity(log.lines().toList());
-        assertThat(capacity).isEqualTo(new Capacity(kv, hint));
+        Capacity capacity = Engines.profile(engine).readCapacity(log.lines().toList());
+        assertThat(capacity).isEqualTo(new Capacity(kv, hint == null ? null : new Limit(hint, null)));
     }
 }

@@ -4,16 +4,23 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ctxprobe.client.TokenRange;
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.results.HintKind;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class EngineProfilesTest {
 
     @Test
     void knowsEveryEngineOfTheSpec() {
-        assertThat(EngineProfiles.names())
+        assertThat(Engines.names())
                 .containsExactly(
                         "vllm",
                         "sglang",
@@ -26,9 +33,42 @@ class EngineProfilesTest {
                         "openai");
     }
 
+    /**
+     * Every text a profile looks for is registered once: a log line that names a capacity and what the server states
+     * is one rule read two ways, not two copies that can drift apart. Rules shared between profiles (the openai
+     * profile's refusals) are the same objects, counted once.
+     */
+    @ParameterizedTest
+    @MethodSource("names")
+    void eachPatternIsRegisteredOnce(String name) {
+        EngineProfile p = Engines.profile(name);
+        Set<Pattern> patterns = Collections.newSetFromMap(new IdentityHashMap<>());
+        p.capacityRules().forEach(r -> patterns.add(r.pattern()));
+        p.stated().lines().forEach(l -> patterns.add(l.pattern()));
+        for (EngineProfile.StartupRule r : p.startupRules()) {
+            patterns.add(r.trigger());
+            r.reads().forEach(read -> patterns.add(read.pattern()));
+        }
+        for (EngineProfile.ResponseRule r : p.responseRules()) {
+            patterns.add(r.trigger());
+            if (r.limit() != null) {
+                patterns.add(r.limit());
+            }
+        }
+        if (p.advice().truncationLog() != null) {
+            patterns.add(p.advice().truncationLog());
+        }
+        List<String> texts = patterns.stream().map(Pattern::pattern).toList();
+        assertThat(texts).doesNotHaveDuplicates();
+    }
+
+    static Set<String> names() {
+        return Engines.names();
+    }
+
     @Test
     void unknownNameListsTheKnownOnes() {
-        assertThatThrownBy(() -> EngineProfiles.get("vlm"))
+        assertThatThrownBy(() -> Engines.profile("vlm"))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("'vlm'")
                 .hasMessageContaining("vllm, sglang, sglang-kunlun, llamacpp");
@@ -55,7 +95,7 @@ class EngineProfilesTest {
             int lo,
             int hi,
             boolean emptyAnswerMeansTooLong) {
-        EngineProfile p = EngineProfiles.get(name);
+        EngineProfile p = Engines.profile(name);
         assertThat(p.name()).isEqualTo(name);
         assertThat(p.launchesServer()).isEqualTo(launches);
         assertThat(p.readinessPath()).isEqualTo(readiness);
@@ -79,12 +119,12 @@ class EngineProfilesTest {
         "openai,        4096,  4095",
     })
     void largestPromptWithOneOutputToken(String name, long maxModelLen, long largest) {
-        assertThat(EngineProfiles.get(name).largestPrompt(maxModelLen)).isEqualTo(largest);
+        assertThat(Engines.profile(name).largestPrompt(maxModelLen)).isEqualTo(largest);
     }
 
     @Test
     void largestPromptRefusesANonPositiveLimit() {
-        assertThatThrownBy(() -> EngineProfiles.get("vllm").largestPrompt(0))
+        assertThatThrownBy(() -> Engines.profile("vllm").largestPrompt(0))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("0");
     }

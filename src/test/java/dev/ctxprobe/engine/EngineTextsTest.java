@@ -2,6 +2,7 @@ package dev.ctxprobe.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.results.HintKind;
 import java.io.IOException;
@@ -23,9 +24,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class EngineTextsTest {
     private static final String FIXTURES = "/dev/ctxprobe/engine/llamacpp/";
-    private static final EngineProfile LLAMA = EngineProfiles.get("llamacpp");
-    private static final EngineProfile VLLM = EngineProfiles.get("vllm");
-    private static final EngineProfile SGLANG = EngineProfiles.get("sglang");
+    private static final EngineProfile LLAMA = Engines.profile("llamacpp");
+    private static final EngineProfile VLLM = Engines.profile("vllm");
+    private static final EngineProfile SGLANG = Engines.profile("sglang");
 
     // ---- llama.cpp: what a started server states ----
 
@@ -219,7 +220,7 @@ class EngineTextsTest {
                 .doesNotContain("common_fit_params")
                 .doesNotContain("accelerator");
         assertThat(String.join("\n", d.evidence())).contains(evidencePart);
-        assertThat(d.maxContextHint())
+        assertThat(d.named().maxContextHint())
                 .as("a failure to allocate names no capacity")
                 .isNull();
     }
@@ -263,15 +264,15 @@ class EngineTextsTest {
         String http = fixture(file);
         Diagnosis d = LLAMA.diagnoseResponse(status(http), body(http));
         assertThat(d.failureClass()).as(d.detail()).isEqualTo(expected);
-        assertThat(d.maxContextHint()).isEqualTo(hint);
-        assertThat(d.hintKind()).isEqualTo(hint == null ? null : HintKind.PROMPT_LEN);
+        assertThat(d.named().maxContextHint()).isEqualTo(hint);
+        assertThat(d.named().hintKind()).isEqualTo(hint == null ? null : HintKind.PROMPT_LEN);
     }
 
     @Test
     void anOlderBuildsRefusalNamesNoNumberAsJsonOrAsAnErrorEventInA200Stream() throws IOException {
         Diagnosis plain = LLAMA.diagnoseResponse(400, fixture("b4748-quoted-context-exceeded.json"));
         assertThat(plain.failureClass()).isEqualTo(FailureClass.REQUEST_REJECTED);
-        assertThat(plain.maxContextHint()).isNull();
+        assertThat(plain.named().maxContextHint()).isNull();
         String sse = fixture("b4748-quoted-context-exceeded-stream.sse");
         assertThat(sse).startsWith("error: ");
         String event = sse.lines().findFirst().orElseThrow().substring("error: ".length());
@@ -306,7 +307,7 @@ class EngineTextsTest {
     void bothWordingsOfVllmsRefusalNameTheEstimate(String refusal) {
         Diagnosis d = VLLM.diagnoseStartup(1, List.of(refusal)).orElseThrow();
         assertThat(d.failureClass()).isEqualTo(FailureClass.KV_INSUFFICIENT);
-        assertThat(d.maxContextHint()).isEqualTo(13_528L);
+        assertThat(d.named().maxContextHint()).isEqualTo(13_528L);
         assertThat(d.detail()).contains("max model length 30,000 does not fit");
     }
 
@@ -420,23 +421,23 @@ class EngineTextsTest {
                                         + " context_length (1048576). This may lead to incorrect model outputs or CUDA errors."))
                 .orElseThrow();
         assertThat(sglang.failureClass()).isEqualTo(FailureClass.CONFIG_REJECTED);
-        assertThat(sglang.maxContextHint()).isEqualTo(1_048_576L);
-        assertThat(sglang.hintKind()).isEqualTo(HintKind.MAX_MODEL_LEN);
-        Diagnosis tgi = EngineProfiles.get("tgi")
+        assertThat(sglang.named().maxContextHint()).isEqualTo(1_048_576L);
+        assertThat(sglang.named().hintKind()).isEqualTo(HintKind.MAX_MODEL_LEN);
+        Diagnosis tgi = Engines.profile("tgi")
                 .diagnoseStartup(
                         1,
                         List.of("Error: ArgumentValidation(\"`max_total_tokens` must be <= `max_batch_total_tokens`."
                                 + " Given: 131072 and 65536\")"))
                 .orElseThrow();
-        assertThat(tgi.maxContextHint()).isEqualTo(65_536L);
-        assertThat(tgi.hintKind()).isEqualTo(HintKind.MAX_MODEL_LEN);
+        assertThat(tgi.named().maxContextHint()).isEqualTo(65_536L);
+        assertThat(tgi.named().hintKind()).isEqualTo(HintKind.MAX_MODEL_LEN);
         // SGLang's refusal of a request still bounds the prompt, also where the openai profile reads it.
-        Diagnosis refused = EngineProfiles.get("openai")
+        Diagnosis refused = Engines.profile("openai")
                 .diagnoseResponse(
                         400,
                         "{\"message\":\"Input length (30000 tokens) exceeds the maximum allowed length (20474"
                                 + " tokens).\"}");
-        assertThat(refused.hintKind()).isEqualTo(HintKind.PROMPT_LEN);
+        assertThat(refused.named().hintKind()).isEqualTo(HintKind.PROMPT_LEN);
     }
 
     private static List<String> lines(String file) throws IOException {

@@ -2,6 +2,7 @@ package dev.ctxprobe.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.results.FailureClass;
 import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -180,10 +181,10 @@ class ResponseDiagnosisTest {
     @MethodSource("answers")
     void classifiesAFailedRequest(
             String engine, int status, String body, FailureClass expected, Long hint, String detailPart) {
-        Diagnosis d = EngineProfiles.get(engine).diagnoseResponse(status, body);
+        Diagnosis d = Engines.profile(engine).diagnoseResponse(status, body);
         assertThat(d.failureClass()).isEqualTo(expected);
-        assertThat(d.maxContextHint()).isEqualTo(hint);
-        assertThat(d.kvCapacityTokens()).isNull();
+        assertThat(d.named().maxContextHint()).isEqualTo(hint);
+        assertThat(d.named().kvCapacityTokens()).isNull();
         assertThat(d.detail()).contains(detailPart).doesNotContain("\n");
         assertThat(d.evidence()).first().asString().contains(String.valueOf(status));
         assertThat(d.evidence()).hasSizeLessThanOrEqualTo(Diagnosis.MAX_EVIDENCE_LINES);

@@ -2,6 +2,7 @@ package dev.ctxprobe.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.results.FailureClass;
 import java.util.List;
 import java.util.stream.Stream;
@@ -239,12 +240,12 @@ class StartupDiagnosisTest {
     @MethodSource("exits")
     void classifiesAnExitDuringStartup(
             String engine, int exitCode, String log, FailureClass expected, Long hint, Long kv, String detailPart) {
-        Diagnosis d = EngineProfiles.get(engine)
+        Diagnosis d = Engines.profile(engine)
                 .diagnoseStartup(exitCode, log.lines().toList())
                 .orElseThrow();
         assertThat(d.failureClass()).isEqualTo(expected);
-        assertThat(d.maxContextHint()).isEqualTo(hint);
-        assertThat(d.kvCapacityTokens()).isEqualTo(kv);
+        assertThat(d.named().maxContextHint()).isEqualTo(hint);
+        assertThat(d.named().kvCapacityTokens()).isEqualTo(kv);
         assertThat(d.detail()).contains(detailPart).doesNotContain("\n");
         assertThat(d.evidence()).isNotEmpty().hasSizeLessThanOrEqualTo(Diagnosis.MAX_EVIDENCE_LINES);
         assertThat(d.evidence()).allSatisfy(line -> assertThat(line.length()).isLessThanOrEqualTo(302));
@@ -252,7 +253,7 @@ class StartupDiagnosisTest {
 
     @Test
     void longRefusalLineKeepsThePartThatMattersInEvidence() {
-        Diagnosis d = EngineProfiles.get("vllm")
+        Diagnosis d = Engines.profile("vllm")
                 .diagnoseStartup(1, List.of("x".repeat(400) + " " + VLLM_REFUSAL))
                 .orElseThrow();
         assertThat(d.evidence()).singleElement().asString().contains("estimated maximum model length");
@@ -264,7 +265,7 @@ class StartupDiagnosisTest {
                         Stream.generate(() -> "RuntimeError: something else").limit(30),
                         Stream.of("torch.OutOfMemoryError: CUDA out of memory."))
                 .toList();
-        Diagnosis d = EngineProfiles.get("vllm").diagnoseStartup(1, log).orElseThrow();
+        Diagnosis d = Engines.profile("vllm").diagnoseStartup(1, log).orElseThrow();
         assertThat(d.failureClass()).isEqualTo(FailureClass.OOM_STARTUP);
         assertThat(d.evidence()).hasSizeLessThanOrEqualTo(10).contains("torch.OutOfMemoryError: CUDA out of memory.");
     }
@@ -275,16 +276,16 @@ class StartupDiagnosisTest {
                 "INFO 07-08 14:35:34 [kv_cache_utils.py:716] GPU KV cache size: 1,234,567 tokens",
                 "INFO 07-08 14:35:35 [gpu_model_runner.py:2500] Capturing CUDA graphs (mixed prefill-decode): 40%",
                 "");
-        Diagnosis d = EngineProfiles.get("vllm").diagnoseStartup(null, log).orElseThrow();
+        Diagnosis d = Engines.profile("vllm").diagnoseStartup(null, log).orElseThrow();
         assertThat(d.failureClass()).isEqualTo(FailureClass.STARTUP_TIMEOUT);
-        assertThat(d.kvCapacityTokens()).isEqualTo(1_234_567L);
+        assertThat(d.named().kvCapacityTokens()).isEqualTo(1_234_567L);
         assertThat(d.detail()).contains("still not ready").contains("Capturing CUDA graphs");
         assertThat(d.evidence()).hasSize(2);
     }
 
     @Test
     void timeoutWinsOverFailureTextsWhileTheServerStillRuns() {
-        Diagnosis d = EngineProfiles.get("sglang")
+        Diagnosis d = Engines.profile("sglang")
                 .diagnoseStartup(null, List.of("Exception: Capture cuda graph failed"))
                 .orElseThrow();
         assertThat(d.failureClass()).isEqualTo(FailureClass.STARTUP_TIMEOUT);
@@ -292,7 +293,7 @@ class StartupDiagnosisTest {
 
     @Test
     void exitWithAnEmptyLogIsACrashThatSaysSo() {
-        Diagnosis d = EngineProfiles.get("tgi").diagnoseStartup(0, List.of()).orElseThrow();
+        Diagnosis d = Engines.profile("tgi").diagnoseStartup(0, List.of()).orElseThrow();
         assertThat(d.failureClass()).isEqualTo(FailureClass.STARTUP_CRASH);
         assertThat(d.detail()).isEqualTo("tgi exited with code 0 during startup: the log is empty");
         assertThat(d.evidence()).isEmpty();
@@ -300,7 +301,7 @@ class StartupDiagnosisTest {
 
     @Test
     void anEndpointThatIsNotLaunchedHasNoStartupDiagnosis() {
-        assertThat(EngineProfiles.get("openai").diagnoseStartup(1, List.of("CUDA out of memory")))
+        assertThat(Engines.profile("openai").diagnoseStartup(1, List.of("CUDA out of memory")))
                 .isEmpty();
     }
 }

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ctxprobe.client.RequestOutcome;
 import dev.ctxprobe.client.RequestRecord;
-import dev.ctxprobe.engine.EngineProfiles;
 import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.engine.ServedCapacity;
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.launch.Readiness;
 import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.results.Ended;
@@ -58,7 +58,7 @@ class JudgeTest {
 
     private static Optional<StepFailure> judge(String engine, RequestRecord r, Termination ended) {
         return Judge.requests(new Judge.Observation(
-                EngineProfiles.get(engine),
+                Engines.profile(engine),
                 TARGET,
                 false,
                 Duration.ofSeconds(30),
@@ -82,33 +82,33 @@ class JudgeTest {
                         + " (30000), (6.66 GiB KV cache is needed, which is larger than the available KV cache memory"
                         + " (5.44 GiB). Based on the available memory, the estimated maximum model length is 13528.");
         StepFailure kv = Judge.startup(
-                EngineProfiles.get("vllm"), new Readiness.Exited(Duration.ofSeconds(40), Termination.exited(1)), vllm);
+                Engines.profile("vllm"), new Readiness.Exited(Duration.ofSeconds(40), Termination.exited(1)), vllm);
         assertThat(kv.failureClass()).isEqualTo(FailureClass.KV_INSUFFICIENT);
         assertThat(kv.phase()).isEqualTo(Phase.STARTUP);
-        assertThat(kv.maxContextHint()).isEqualTo(13528L);
+        assertThat(kv.named().maxContextHint()).isEqualTo(13528L);
         assertThat(kv.exitCode()).isEqualTo(1);
 
         StepFailure oom = Judge.startup(
-                EngineProfiles.get("sglang"),
+                Engines.profile("sglang"),
                 new Readiness.Exited(Duration.ofSeconds(9), Termination.exited(1)),
                 List.of("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."));
         assertThat(oom.failureClass()).isEqualTo(FailureClass.OOM_STARTUP);
 
         StepFailure flag = Judge.startup(
-                EngineProfiles.get("vllm"),
+                Engines.profile("vllm"),
                 new Readiness.Exited(Duration.ofSeconds(2), Termination.exited(2)),
                 List.of("vllm serve: error: argument --max-num-seqs: invalid int value: 'many'"));
         assertThat(flag.failureClass()).isEqualTo(FailureClass.CONFIG_REJECTED);
 
         StepFailure crash = Judge.startup(
-                EngineProfiles.get("vllm"),
+                Engines.profile("vllm"),
                 new Readiness.Exited(Duration.ofSeconds(2), Termination.exited(139)),
                 List.of("Segmentation fault (core dumped)"));
         assertThat(crash.failureClass()).isEqualTo(FailureClass.STARTUP_CRASH);
         assertThat(crash.exitCode()).isEqualTo(139);
 
         StepFailure slow = Judge.startup(
-                EngineProfiles.get("sglang"),
+                Engines.profile("sglang"),
                 new Readiness.TimedOut(Duration.ofSeconds(1800), "HTTP 503"),
                 List.of("Load weight begin."));
         assertThat(slow.failureClass()).isEqualTo(FailureClass.STARTUP_TIMEOUT);
@@ -129,7 +129,7 @@ class JudgeTest {
         StepFailure f = judge("sglang", sglang, null).orElseThrow();
 
         assertThat(f.failureClass()).isEqualTo(FailureClass.REQUEST_REJECTED);
-        assertThat(f.maxContextHint()).isEqualTo(8000L);
+        assertThat(f.named().maxContextHint()).isEqualTo(8000L);
     }
 
     @Test
@@ -146,7 +146,7 @@ class JudgeTest {
         StepFailure f = judge("llamacpp", llama, null).orElseThrow();
 
         assertThat(f.failureClass()).isEqualTo(FailureClass.REQUEST_REJECTED);
-        assertThat(f.maxContextHint()).isEqualTo(8192L);
+        assertThat(f.named().maxContextHint()).isEqualTo(8192L);
     }
 
     @Test
@@ -184,11 +184,11 @@ class JudgeTest {
         RequestRecord hung = record(200, RequestOutcome.TIMEOUT, null, null, "no event within 30 s");
         assertThat(judge("vllm", hung, null).orElseThrow().failureClass()).isEqualTo(FailureClass.TIMEOUT);
         // A hang is a hang even if the server died later: the request was not cut by the death.
-        assertThat(Judge.mayMeanCrash(EngineProfiles.get("vllm"), hung)).isFalse();
+        assertThat(Judge.mayMeanCrash(Engines.profile("vllm"), hung)).isFalse();
 
         RequestRecord garbage = record(200, RequestOutcome.PROTOCOL_ERROR, null, null, "not a server-sent event line");
         assertThat(judge("vllm", garbage, null).orElseThrow().failureClass()).isEqualTo(FailureClass.HTTP_ERROR);
-        assertThat(Judge.mayMeanCrash(EngineProfiles.get("vllm"), garbage)).isTrue();
+        assertThat(Judge.mayMeanCrash(Engines.profile("vllm"), garbage)).isTrue();
     }
 
     @Test
@@ -199,7 +199,7 @@ class JudgeTest {
                 null,
                 null,
                 "{\"object\":\"error\",\"message\":\"This model's maximum context length is 8000 tokens.\"}");
-        assertThat(Judge.mayMeanCrash(EngineProfiles.get("vllm"), refused)).isFalse();
+        assertThat(Judge.mayMeanCrash(Engines.profile("vllm"), refused)).isFalse();
         assertThat(judge("vllm", refused, Termination.exited(1)).orElseThrow().failureClass())
                 .isEqualTo(FailureClass.REQUEST_REJECTED);
     }
@@ -208,7 +208,7 @@ class JudgeTest {
     void aWarmUpFailureIsReportedInTheWarmUpPhase() {
         RequestRecord refused = record(400, RequestOutcome.HTTP_STATUS, null, null, "too many tokens");
         Optional<StepFailure> f = Judge.requests(new Judge.Observation(
-                EngineProfiles.get("vllm"),
+                Engines.profile("vllm"),
                 TARGET,
                 false,
                 Duration.ofSeconds(30),
@@ -226,14 +226,14 @@ class JudgeTest {
         List<String> log = List.of("INFO Initializing a V1 LLM engine", "Killed");
         Termination oom = new Termination(null, 9, Ended.Reason.OUT_OF_MEMORY, "Slurm job 5 FAILED");
         StepFailure atStartup =
-                Judge.startup(EngineProfiles.get("vllm"), new Readiness.Exited(Duration.ofSeconds(3), oom), log);
+                Judge.startup(Engines.profile("vllm"), new Readiness.Exited(Duration.ofSeconds(3), oom), log);
         assertThat(atStartup.failureClass()).isEqualTo(FailureClass.OOM_STARTUP);
         assertThat(atStartup.phase()).isEqualTo(Phase.STARTUP);
         assertThat(atStartup.evidence()).first().asString().contains("Slurm job 5 FAILED");
 
         Termination limit = new Termination(null, 15, Ended.Reason.TIME_LIMIT, "Slurm job 6 TIMEOUT");
         StepFailure ended =
-                Judge.startup(EngineProfiles.get("vllm"), new Readiness.Exited(Duration.ofSeconds(3), limit), log);
+                Judge.startup(Engines.profile("vllm"), new Readiness.Exited(Duration.ofSeconds(3), limit), log);
         assertThat(ended.failureClass()).isEqualTo(FailureClass.CLUSTER_ENDED);
         assertThat(ended.detail()).contains("launcher.time");
         assertThat(FailureClass.CLUSTER_ENDED.saysSomethingAboutLength()).isFalse();
@@ -256,7 +256,7 @@ class JudgeTest {
     @Test
     void aJobStillQueuedIsAQueueTimeoutNamingTheReason() {
         StepFailure q = Judge.startup(
-                EngineProfiles.get("vllm"),
+                Engines.profile("vllm"),
                 new Readiness.Queued(Duration.ofSeconds(5), "PENDING", "PartitionDown"),
                 List.of());
         assertThat(q.failureClass()).isEqualTo(FailureClass.QUEUE_TIMEOUT);

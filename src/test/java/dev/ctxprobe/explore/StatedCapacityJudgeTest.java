@@ -5,8 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ctxprobe.client.RequestOutcome;
 import dev.ctxprobe.client.RequestRecord;
 import dev.ctxprobe.engine.EngineProfile;
-import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.engine.Limit;
 import dev.ctxprobe.engine.ServedCapacity;
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.results.HintKind;
 import dev.ctxprobe.results.Outcome;
@@ -21,8 +22,8 @@ import org.junit.jupiter.api.Test;
  * search at all.
  */
 class StatedCapacityJudgeTest {
-    private static final EngineProfile LLAMA = EngineProfiles.get("llamacpp");
-    private static final EngineProfile VLLM = EngineProfiles.get("vllm");
+    private static final EngineProfile LLAMA = Engines.profile("llamacpp");
+    private static final EngineProfile VLLM = Engines.profile("vllm");
 
     /** What b11669 states with {@code -c 8192 -np 2}: two slots of 4,096, no unified KV cache. */
     private static final ServedCapacity TWO_SLOTS =
@@ -71,8 +72,8 @@ class StatedCapacityJudgeTest {
         StepFailure f = judge(
                 LLAMA, 5000, answer(5000, 400, RequestOutcome.HTTP_STATUS, null, body), List.of(), TWO_SLOTS, 8192);
         assertThat(f.failureClass()).isEqualTo(FailureClass.REQUEST_REJECTED);
-        assertThat(f.maxContextHint()).isEqualTo(4096L);
-        assertThat(f.hintKind()).isEqualTo(HintKind.PROMPT_LEN);
+        assertThat(f.named().maxContextHint()).isEqualTo(4096L);
+        assertThat(f.named().hintKind()).isEqualTo(HintKind.PROMPT_LEN);
         assertThat(f.detail())
                 .contains("(limit 4,096 tokens)")
                 .contains("each of the 2 slots holds 4,096 tokens")
@@ -87,8 +88,8 @@ class StatedCapacityJudgeTest {
         StepFailure f = judge(
                 LLAMA, 9000, answer(9000, 200, RequestOutcome.ERROR_EVENT, null, b4748), List.of(), oneSlot, 9000);
         assertThat(f.failureClass()).isEqualTo(FailureClass.REQUEST_REJECTED);
-        assertThat(f.maxContextHint()).isEqualTo(8192L);
-        assertThat(f.hintKind()).isEqualTo(HintKind.PROMPT_LEN);
+        assertThat(f.named().maxContextHint()).isEqualTo(8192L);
+        assertThat(f.named().hintKind()).isEqualTo(HintKind.PROMPT_LEN);
     }
 
     @Test
@@ -126,10 +127,10 @@ class StatedCapacityJudgeTest {
         assertThat(LLAMA.capacityHint(echo, 9300, false)).isEmpty();
         // A fixed -c 5000 (5120) below what the step asked for: the server's real limit.
         ServedCapacity fixed = new ServedCapacity(5120L, 5119L, null, 1, false, null, null, null, List.of("log"));
-        assertThat(LLAMA.capacityHint(fixed, 9216, false)).hasValue(new EngineProfile.Hint(5120, HintKind.PROMPT_LEN));
+        assertThat(LLAMA.capacityHint(fixed, 9216, false)).hasValue(new Limit(5120, HintKind.PROMPT_LEN));
         // vLLM fitted itself with auto: its length limits max_model_len, the search's launches.
         ServedCapacity fitted = new ServedCapacity(20_000L, 19_999L, 20_000L, null, null, null, null, 1_048_576L, null);
-        assertThat(VLLM.capacityHint(fitted, 0, true)).hasValue(new EngineProfile.Hint(20_000, HintKind.MAX_MODEL_LEN));
+        assertThat(VLLM.capacityHint(fitted, 0, true)).hasValue(new Limit(20_000, HintKind.MAX_MODEL_LEN));
         assertThat(VLLM.capacityHint(fitted, 20_000, false)).isEmpty();
     }
 
@@ -140,7 +141,7 @@ class StatedCapacityJudgeTest {
                 .outcome(Outcome.failed(FailureClass.CONFIG_REJECTED), "server failed to start", null)
                 .server(server, null)
                 .build();
-        Probe p = Exploration.probe(rejected, EngineProfiles.get("sglang"));
+        Probe p = Exploration.probe(rejected, Engines.profile("sglang"));
         // The profile's own kind is PROMPT_LEN; the rule's kind wins, so the search probes hint - pad at once.
         assertThat(p.hintKind()).isEqualTo(HintKind.MAX_MODEL_LEN);
 

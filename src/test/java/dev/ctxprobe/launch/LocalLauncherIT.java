@@ -2,7 +2,7 @@ package dev.ctxprobe.launch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.results.Ended;
 import dev.ctxprobe.testengine.TestEngine;
 import dev.ctxprobe.testengine.TestEngines;
@@ -39,7 +39,7 @@ class LocalLauncherIT {
                 "127.0.0.1",
                 port,
                 "/health",
-                EngineProfiles.get("vllm").readyLines(),
+                Engines.profile("vllm").readyLines(),
                 startup,
                 shutdown,
                 LaunchSpec.NO_QUEUE);
@@ -176,7 +176,7 @@ class LocalLauncherIT {
                 "127.0.0.1",
                 port,
                 "/health",
-                EngineProfiles.get("vllm").readyLines(),
+                Engines.profile("vllm").readyLines(),
                 Duration.ofSeconds(30),
                 Duration.ofSeconds(5),
                 LaunchSpec.NO_QUEUE);

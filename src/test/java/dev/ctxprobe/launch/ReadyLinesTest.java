@@ -2,7 +2,7 @@ package dev.ctxprobe.launch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ctxprobe.engine.EngineProfiles;
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.secrets.Redactor;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -25,7 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ReadyLinesTest {
     private static final ReadyLines LINES =
-            new ReadyLines(EngineProfiles.get("vllm").readyLines());
+            new ReadyLines(Engines.profile("vllm").readyLines());
 
     @TempDir
     Path dir;

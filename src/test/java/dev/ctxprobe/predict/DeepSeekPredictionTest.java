@@ -3,6 +3,7 @@ package dev.ctxprobe.predict;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
 import org.junit.jupiter.api.Test;
@@ -18,7 +19,9 @@ class DeepSeekPredictionTest {
     void deepSeekV4IsConfigBoundOnBothEnginesWithoutAnyMemoryFacts() throws ExperimentError {
         Experiment e = Fixtures.experiment(H200);
         Prediction plan = Predictor.plan(
-                e, PredictInputs.none().withModelConfig(Fixtures.resource("deepseek-v4-flash.config.json")));
+                e,
+                PredictInputs.none().withModelConfig(Fixtures.resource("deepseek-v4-flash.config.json")),
+                Engines::sizing);
 
         for (String backend : new String[] {"sglang", "vllm"}) {
             BackendPrediction p = Fixtures.backend(plan, backend);
@@ -44,7 +47,7 @@ class DeepSeekPredictionTest {
                 .withModelConfig(Fixtures.resource("deepseek-v4-flash.config.json"))
                 .withHardware(8, 140.0)
                 .withWeightsGib(160.0);
-        Prediction plan = Predictor.plan(e, inputs);
+        Prediction plan = Predictor.plan(e, inputs, Engines::sizing);
 
         BackendPrediction sglang = Fixtures.backend(plan, "sglang");
         assertThat(sglang.target()).isEqualTo(1_047_552L);
@@ -79,7 +82,7 @@ class DeepSeekPredictionTest {
                 .withModelConfig(Fixtures.resource("deepseek-v3.2.config.json"))
                 .withHardware(8, 140.0)
                 .withWeightsGib(642.0);
-        Prediction plan = Predictor.plan(e, inputs);
+        Prediction plan = Predictor.plan(e, inputs, Engines::sizing);
         for (String backend : new String[] {"sglang", "vllm"}) {
             BackendPrediction p = Fixtures.backend(plan, backend);
             assertThat(p.target()).as(backend).isEqualTo(163_840L - 1_024);
@@ -94,7 +97,9 @@ class DeepSeekPredictionTest {
     void theSeedsLastTargetIsFlaggedAsAboveTheModelsOwnLimit() throws ExperimentError {
         Experiment e = Fixtures.experiment(H200);
         var warnings = Predictor.unreachableTargets(
-                e, PredictInputs.none().withModelConfig(Fixtures.resource("deepseek-v4-flash.config.json")));
+                e,
+                PredictInputs.none().withModelConfig(Fixtures.resource("deepseek-v4-flash.config.json")),
+                Engines::sizing);
 
         assertThat(warnings).extracting(TargetWarning::backend).containsExactly("sglang", "vllm");
         for (TargetWarning w : warnings) {
@@ -111,7 +116,9 @@ class DeepSeekPredictionTest {
     void targetsWithinTheModelsLimitRaiseNoWarning() throws ExperimentError {
         Experiment e = Fixtures.experiment(H200);
         var warnings = Predictor.unreachableTargets(
-                e, PredictInputs.none().withModelConfig(Fixtures.resource("deepseek-v3.2.config.json")));
+                e,
+                PredictInputs.none().withModelConfig(Fixtures.resource("deepseek-v3.2.config.json")),
+                Engines::sizing);
         // V3.2's limit is 163,840: every target from 262,144 up is above it, 65,536 and 131,072 are not.
         assertThat(warnings).extracting(TargetWarning::path).doesNotContain("sweep.targets[0]", "sweep.targets[1]");
         assertThat(warnings).hasSize(2 * 7);

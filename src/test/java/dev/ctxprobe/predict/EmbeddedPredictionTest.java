@@ -2,6 +2,7 @@ package dev.ctxprobe.predict;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.engines.Engines;
 import org.junit.jupiter.api.Test;
 
 /** The demo (experiments/demo.yaml): ctxprobe's own engine with the micro model and an 8 MiB KV budget. */
@@ -9,7 +10,8 @@ class EmbeddedPredictionTest {
 
     @Test
     void theDemoIsPredictedExactlyAsTheEngineRefuses() throws Exception {
-        Prediction plan = Predictor.plan(Fixtures.experiment("experiments/demo.yaml"), PredictInputs.none());
+        Prediction plan =
+                Predictor.plan(Fixtures.experiment("experiments/demo.yaml"), PredictInputs.none(), Engines::sizing);
         BackendPrediction p = Fixtures.backend(plan, "embedded");
 
         // 8 MiB / (1 layer x 2 x 32 x 2 B + 64 B) = 43,690 tokens; ctx-size = target + 1,024 rounded up to 32 must

@@ -2,6 +2,7 @@ package dev.ctxprobe.predict;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,7 +39,7 @@ class FullAttentionTest {
                     engine: %s
                     command: %s
                 """.formatted(devices, engine, command));
-        return Predictor.predict(e, e.backends().getFirst(), PredictInputs.none());
+        return Predictor.predict(e, e.backends().getFirst(), PredictInputs.none(), Engines::sizing);
     }
 
     @Test
@@ -109,7 +110,7 @@ class FullAttentionTest {
                     engine: sglang
                     command: sglang serve --context-length {max_model_len}
                 """);
-        BackendPrediction p = Predictor.predict(e, e.backends().getFirst(), PredictInputs.none());
+        BackendPrediction p = Predictor.predict(e, e.backends().getFirst(), PredictInputs.none(), Engines::sizing);
 
         assertThat(p.target()).isNull();
         assertThat(p.bound()).isEqualTo(Bound.ENGINE_RESERVE);

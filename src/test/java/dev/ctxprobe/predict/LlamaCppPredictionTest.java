@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ctxprobe.embedded.ByteVocab;
 import dev.ctxprobe.embedded.GgufWriter;
 import dev.ctxprobe.embedded.ModelShape;
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import java.nio.file.Path;
 import org.junit.jupiter.api.BeforeAll;
@@ -47,7 +48,7 @@ class LlamaCppPredictionTest {
                     engine: llamacpp
                     command: llama-server -m {gguf} %s --port {port}
                 """.formatted(gguf, align, flags));
-        return Predictor.predict(e, e.backends().getFirst(), PredictInputs.none());
+        return Predictor.predict(e, e.backends().getFirst(), PredictInputs.none(), Engines::sizing);
     }
 
     @ParameterizedTest(name = "{0} align {1}: {2}")
@@ -101,7 +102,7 @@ class LlamaCppPredictionTest {
                     engine: llamacpp
                     command: llama-server -hf org/model -c {max_model_len} --port {port}
                 """);
-        BackendPrediction p = Predictor.predict(e, e.backends().getFirst(), PredictInputs.none());
+        BackendPrediction p = Predictor.predict(e, e.backends().getFirst(), PredictInputs.none(), Engines::sizing);
 
         assertThat(p.target()).isNull();
         assertThat(p.bound()).isEqualTo(Bound.UNKNOWN);

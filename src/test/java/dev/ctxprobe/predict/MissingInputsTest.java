@@ -2,6 +2,7 @@ package dev.ctxprobe.predict;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -30,7 +31,7 @@ class MissingInputsTest {
     }
 
     private static BackendPrediction only(Experiment e) {
-        return Predictor.predict(e, e.backends().getFirst(), PredictInputs.none());
+        return Predictor.predict(e, e.backends().getFirst(), PredictInputs.none(), Engines::sizing);
     }
 
     @Test

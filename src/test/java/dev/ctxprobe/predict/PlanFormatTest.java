@@ -2,6 +2,7 @@ package dev.ctxprobe.predict;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.engines.Engines;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -15,7 +16,8 @@ class PlanFormatTest {
     static void predict() throws Exception {
         plan = Predictor.plan(
                 Fixtures.experiment("experiments/dsv4-h200.yaml"),
-                PredictInputs.none().withModelConfig(Fixtures.resource("deepseek-v4-flash.config.json")));
+                PredictInputs.none().withModelConfig(Fixtures.resource("deepseek-v4-flash.config.json")),
+                Engines::sizing);
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.ctxprobe.predict;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
 import java.io.IOException;
@@ -67,7 +68,7 @@ class VllmRefusalTest {
                       vllm serve {model} --max-model-len %s --kv-cache-memory-bytes %d
                       --max-num-batched-tokens 10000 --port {port}
                 """.formatted(maxModelLen, available));
-        return Predictor.predict(e, e.backends().getFirst(), PredictInputs.none());
+        return Predictor.predict(e, e.backends().getFirst(), PredictInputs.none(), Engines::sizing);
     }
 
     @Test

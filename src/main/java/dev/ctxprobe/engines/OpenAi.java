@@ -1,0 +1,34 @@
+package dev.ctxprobe.engines;
+
+import static dev.ctxprobe.engine.ProfileBuilder.MINUS_ONE;
+import static dev.ctxprobe.engine.ProfileBuilder.MODELS;
+
+import dev.ctxprobe.engine.EngineProfile;
+import dev.ctxprobe.engine.ProfileBuilder;
+import dev.ctxprobe.predict.Sizing;
+import dev.ctxprobe.results.HintKind;
+import java.util.List;
+
+/**
+ * An OpenAI-compatible endpoint that is already running: any engine's refusals may come back, so it knows them all;
+ * nothing is launched and nothing is predicted.
+ */
+final class OpenAi {
+    private static final EngineProfile PROFILE = ProfileBuilder.endpoint("openai", HintKind.MAX_MODEL_LEN, MINUS_ONE)
+            .readiness(MODELS)
+            .reject(
+                    Vllm.CONTEXT,
+                    Vllm.PROMPT,
+                    Sglang.ALLOWED,
+                    Sglang.CONTEXT,
+                    LlamaCpp.CONTEXT,
+                    Trtllm.TOKENS,
+                    Tgi.TOTAL,
+                    Tgi.INPUTS,
+                    Embedded.CONTEXT)
+            .build();
+
+    static final Engine ENGINE = new Engine(PROFILE, Sizing.none(PROFILE), List.of());
+
+    private OpenAi() {}
+}
