@@ -5,6 +5,7 @@ import static dev.ctxprobe.engine.LogText.fmt;
 import dev.ctxprobe.client.TokenRange;
 import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.results.HintKind;
+import dev.ctxprobe.results.ServedCapacity;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -374,7 +375,7 @@ public record EngineProfile(
                 }
             }
         }
-        ServedCapacity.Builder b = new ServedCapacity.Builder();
+        ServedCapacityBuilder b = new ServedCapacityBuilder();
         values.forEach((field, value) -> {
             switch (field) {
                 case CONTEXT -> b.context = LogText.parseNumber(value);

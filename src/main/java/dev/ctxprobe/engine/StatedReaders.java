@@ -1,5 +1,6 @@
 package dev.ctxprobe.engine;
 
+import dev.ctxprobe.results.ServedCapacity;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -21,7 +22,7 @@ public final class StatedReaders {
     /** llama.cpp's {@code GET /props}: the context of each slot and how many slots there are. */
     public static ServedCapacity llamaProps(String body) {
         JsonNode root = json(body);
-        ServedCapacity.Builder b = new ServedCapacity.Builder();
+        ServedCapacityBuilder b = new ServedCapacityBuilder();
         b.context = positive(root.path("default_generation_settings").path("n_ctx"));
         b.slots = integer(root.path("total_slots"));
         return b.build("props");
@@ -30,7 +31,7 @@ public final class StatedReaders {
     /** llama.cpp's {@code GET /v1/models}: the model's training context and vocabulary, in {@code meta}. */
     public static ServedCapacity llamaModels(String body) {
         JsonNode meta = json(body).path("data").path(0).path("meta");
-        ServedCapacity.Builder b = new ServedCapacity.Builder();
+        ServedCapacityBuilder b = new ServedCapacityBuilder();
         b.train = positive(meta.path("n_ctx_train"));
         b.vocab = integer(meta.path("n_vocab"));
         return b.build("models");
@@ -38,7 +39,7 @@ public final class StatedReaders {
 
     /** vLLM's {@code GET /v1/models}: the max_model_len it serves, the fitted one after {@code auto}. */
     public static ServedCapacity vllmModels(String body) {
-        ServedCapacity.Builder b = new ServedCapacity.Builder();
+        ServedCapacityBuilder b = new ServedCapacityBuilder();
         b.context = positive(json(body).path("data").path(0).path("max_model_len"));
         return b.build("models");
     }
@@ -49,7 +50,7 @@ public final class StatedReaders {
      */
     public static ServedCapacity vllmMetrics(String body) {
         Map<String, String> labels = labels(body, "vllm:cache_config_info");
-        ServedCapacity.Builder b = new ServedCapacity.Builder();
+        ServedCapacityBuilder b = new ServedCapacityBuilder();
         Long tokens = number(labels.get("kv_cache_size_tokens"));
         Long blocks = number(labels.get("num_gpu_blocks"));
         Long blockSize = number(labels.get("block_size"));
@@ -64,7 +65,7 @@ public final class StatedReaders {
     public static ServedCapacity sglangServerInfo(String body) {
         JsonNode root = json(body);
         JsonNode state = root.path("internal_states").path(0);
-        ServedCapacity.Builder b = new ServedCapacity.Builder();
+        ServedCapacityBuilder b = new ServedCapacityBuilder();
         Long maxInput = firstPositive(root.path("max_req_input_len"), state.path("max_req_input_len"));
         b.maxPrompt = maxInput == null ? null : maxInput - 1;
         b.kv = firstPositive(root.path("max_total_num_tokens"), state.path("max_total_num_tokens"));
@@ -74,7 +75,7 @@ public final class StatedReaders {
 
     /** SGLang's {@code GET /metrics} with {@code --enable-metrics}: its pool and context gauges. */
     public static ServedCapacity sglangMetrics(String body) {
-        ServedCapacity.Builder b = new ServedCapacity.Builder();
+        ServedCapacityBuilder b = new ServedCapacityBuilder();
         b.kv = gauge(body, "sglang:max_total_num_tokens");
         b.context = gauge(body, "sglang:context_len");
         return b.build("metrics");

@@ -5,7 +5,7 @@ import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.ServerCommand;
-import dev.ctxprobe.predict.BackendPrediction;
+import dev.ctxprobe.results.BackendPrediction;
 import dev.ctxprobe.results.Frontier;
 import dev.ctxprobe.results.Point;
 import java.util.ArrayList;

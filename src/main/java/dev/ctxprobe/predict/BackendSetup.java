@@ -6,6 +6,8 @@ import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.ServerCommand;
 import dev.ctxprobe.hardware.Device;
+import dev.ctxprobe.results.Bound;
+import dev.ctxprobe.results.Source;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,5 +1,7 @@
 package dev.ctxprobe.predict;
 
+import dev.ctxprobe.results.Bound;
+
 /**
  * One rule an engine applies to a target, and whether the target passes it.
  *

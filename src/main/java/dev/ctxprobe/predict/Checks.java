@@ -1,5 +1,7 @@
 package dev.ctxprobe.predict;
 
+import dev.ctxprobe.results.Bound;
+import dev.ctxprobe.results.Source;
 import java.util.List;
 import java.util.function.Function;
 

@@ -1,5 +1,6 @@
 package dev.ctxprobe.predict;
 
+import dev.ctxprobe.results.KvFit;
 import java.util.List;
 
 /**

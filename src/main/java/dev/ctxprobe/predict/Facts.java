@@ -1,5 +1,8 @@
 package dev.ctxprobe.predict;
 
+import dev.ctxprobe.results.Input;
+import dev.ctxprobe.results.Missing;
+import dev.ctxprobe.results.Source;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;

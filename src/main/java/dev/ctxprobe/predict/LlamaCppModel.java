@@ -2,6 +2,9 @@ package dev.ctxprobe.predict;
 
 import dev.ctxprobe.embedded.GgufInfo;
 import dev.ctxprobe.engine.EngineProfile;
+import dev.ctxprobe.results.Bound;
+import dev.ctxprobe.results.KvFit;
+import dev.ctxprobe.results.Source;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

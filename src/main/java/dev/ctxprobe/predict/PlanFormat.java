@@ -1,5 +1,7 @@
 package dev.ctxprobe.predict;
 
+import dev.ctxprobe.results.BackendPrediction;
+import dev.ctxprobe.results.Input;
 import java.util.List;
 import tools.jackson.databind.PropertyNamingStrategies;
 import tools.jackson.databind.SerializationFeature;

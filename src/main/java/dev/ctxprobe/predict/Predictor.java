@@ -2,6 +2,9 @@ package dev.ctxprobe.predict;
 
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
+import dev.ctxprobe.results.BackendPrediction;
+import dev.ctxprobe.results.Bound;
+import dev.ctxprobe.results.Missing;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;

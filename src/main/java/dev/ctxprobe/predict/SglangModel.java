@@ -1,6 +1,9 @@
 package dev.ctxprobe.predict;
 
 import dev.ctxprobe.engine.EngineProfile;
+import dev.ctxprobe.results.Bound;
+import dev.ctxprobe.results.KvFit;
+import dev.ctxprobe.results.Source;
 import java.util.List;
 
 /**

@@ -4,6 +4,9 @@ import dev.ctxprobe.engine.EngineProfile;
 import dev.ctxprobe.predict.KvLayers.Full;
 import dev.ctxprobe.predict.KvLayers.Group;
 import dev.ctxprobe.predict.KvLayers.Sliding;
+import dev.ctxprobe.results.Bound;
+import dev.ctxprobe.results.KvFit;
+import dev.ctxprobe.results.Source;
 import java.util.ArrayList;
 import java.util.List;
 

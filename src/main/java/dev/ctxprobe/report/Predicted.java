@@ -1,6 +1,6 @@
 package dev.ctxprobe.report;
 
-import dev.ctxprobe.predict.BackendPrediction;
+import dev.ctxprobe.results.BackendPrediction;
 import dev.ctxprobe.results.Frontier;
 import java.util.List;
 

@@ -1,6 +1,5 @@
 package dev.ctxprobe.results;
 
-import dev.ctxprobe.predict.BackendPrediction;
 import java.util.List;
 
 /**

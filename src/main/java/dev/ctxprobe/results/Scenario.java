@@ -3,7 +3,6 @@ package dev.ctxprobe.results;
 import com.fasterxml.jackson.annotation.JsonAlias;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
-import dev.ctxprobe.engine.ServedCapacity;
 import dev.ctxprobe.metrics.StepMetrics;
 import java.util.List;
 import java.util.Map;

@@ -4,10 +4,10 @@ import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.explore.Plan;
 import dev.ctxprobe.hardware.HardwareProbe;
-import dev.ctxprobe.predict.BackendPrediction;
 import dev.ctxprobe.predict.PredictInputs;
 import dev.ctxprobe.predict.Prediction;
 import dev.ctxprobe.predict.Predictor;
+import dev.ctxprobe.results.BackendPrediction;
 import java.util.HashMap;
 import java.util.Map;
 

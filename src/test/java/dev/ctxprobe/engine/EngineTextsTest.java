@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.results.HintKind;
+import dev.ctxprobe.results.ServedCapacity;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

@@ -6,6 +6,10 @@ import static org.assertj.core.api.Assertions.within;
 import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
+import dev.ctxprobe.results.BackendPrediction;
+import dev.ctxprobe.results.Bound;
+import dev.ctxprobe.results.Missing;
+import dev.ctxprobe.results.Source;
 import org.junit.jupiter.api.Test;
 
 /**

@@ -3,6 +3,9 @@ package dev.ctxprobe.predict;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ctxprobe.engines.Engines;
+import dev.ctxprobe.results.BackendPrediction;
+import dev.ctxprobe.results.Bound;
+import dev.ctxprobe.results.Source;
 import org.junit.jupiter.api.Test;
 
 /** The demo (experiments/demo.yaml): ctxprobe's own engine with the micro model and an 8 MiB KV budget. */

@@ -3,6 +3,7 @@ package dev.ctxprobe.predict;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
 import dev.ctxprobe.experiment.ExperimentLoader;
+import dev.ctxprobe.results.BackendPrediction;
 import dev.ctxprobe.run.Experiments;
 import java.net.URISyntaxException;
 import java.nio.file.Path;

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
+import dev.ctxprobe.results.BackendPrediction;
+import dev.ctxprobe.results.Bound;
+import dev.ctxprobe.results.Source;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;

@@ -2,13 +2,13 @@ package dev.ctxprobe.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.ctxprobe.predict.BackendPrediction;
-import dev.ctxprobe.predict.Bound;
-import dev.ctxprobe.predict.Input;
-import dev.ctxprobe.predict.Missing;
-import dev.ctxprobe.predict.Source;
+import dev.ctxprobe.results.BackendPrediction;
+import dev.ctxprobe.results.Bound;
+import dev.ctxprobe.results.Input;
+import dev.ctxprobe.results.Missing;
 import dev.ctxprobe.results.ResultDocument;
 import dev.ctxprobe.results.ResultFiles;
+import dev.ctxprobe.results.Source;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.BeforeAll;

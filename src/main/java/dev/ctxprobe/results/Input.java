@@ -1,4 +1,4 @@
-package dev.ctxprobe.predict;
+package dev.ctxprobe.results;
 
 /**
  * One value a prediction used, with where it came from.

@@ -1,4 +1,4 @@
-package dev.ctxprobe.predict;
+package dev.ctxprobe.results;
 
 import com.fasterxml.jackson.annotation.JsonValue;
 import java.util.Locale;

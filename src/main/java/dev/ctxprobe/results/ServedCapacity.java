@@ -1,9 +1,8 @@
-package dev.ctxprobe.engine;
+package dev.ctxprobe.results;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 
 /**
  * What a running server states about its own limits, asked after readiness (its endpoints) and read from its
@@ -74,13 +73,13 @@ public record ServedCapacity(
     }
 
     /** This capacity with the longest prompt set, where the engine's rule gives it from the context. */
-    ServedCapacity withMaxPrompt(Long tokens) {
+    public ServedCapacity withMaxPrompt(Long tokens) {
         return new ServedCapacity(
                 contextTokens, tokens, kvTokens, slots, kvUnified, trainContextTokens, vocabSize, reducedFrom, sources);
     }
 
     /** The same numbers from one source. */
-    ServedCapacity from(String source) {
+    public ServedCapacity from(String source) {
         if (isEmpty()) {
             return NONE;
         }
@@ -108,31 +107,5 @@ public record ServedCapacity(
 
     private static <T> T first(T a, T b) {
         return a != null ? a : b;
-    }
-
-    /** Builds a capacity from what one source said. */
-    static final class Builder {
-        Long context;
-        Long maxPrompt;
-        Long kv;
-        Integer slots;
-        Boolean kvUnified;
-        Long train;
-        Integer vocab;
-        Long reducedFrom;
-
-        ServedCapacity build(String source) {
-            return new ServedCapacity(
-                            context,
-                            maxPrompt,
-                            kv,
-                            slots,
-                            kvUnified,
-                            train,
-                            vocab,
-                            reducedFrom,
-                            List.of(Objects.requireNonNull(source)))
-                    .from(source);
-        }
     }
 }

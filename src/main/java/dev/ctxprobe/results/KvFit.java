@@ -1,4 +1,4 @@
-package dev.ctxprobe.predict;
+package dev.ctxprobe.results;
 
 /**
  * The KV memory arithmetic of one backend at one length, the numbers an engine's own refusal would print.

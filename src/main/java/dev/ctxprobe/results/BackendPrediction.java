@@ -1,4 +1,4 @@
-package dev.ctxprobe.predict;
+package dev.ctxprobe.results;
 
 import java.util.List;
 

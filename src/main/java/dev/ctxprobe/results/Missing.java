@@ -1,4 +1,4 @@
-package dev.ctxprobe.predict;
+package dev.ctxprobe.results;
 
 /**
  * An input the prediction needed and did not have; the check it feeds was left out, never guessed.
