@@ -29,7 +29,6 @@ import tools.jackson.databind.json.JsonMapper;
  * what a running server states is read through a function the caller gives ({@link #statedCapacity}), so every
  * rule is tested on recorded texts.
  *
- * @param launchesServer false for an endpoint that is already running ({@code openai})
  * @param readinessPath the GET path that answers 200 once the server is ready
  * @param readyLines texts the engine prints once it serves: a hint to probe readiness at once, never proof of it
  * @param hintKind what a capacity named by this engine limits, unless its rule says otherwise
@@ -46,7 +45,6 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public record EngineProfile(
         String name,
-        boolean launchesServer,
         String readinessPath,
         List<String> readyLines,
         HintKind hintKind,
@@ -236,12 +234,9 @@ public record EngineProfile(
 
     /**
      * Why the server did not become ready. {@code exitCode} is null when it was still running at the startup
-     * deadline. Empty for a profile that launches no server.
+     * deadline.
      */
     public Optional<Diagnosis> diagnoseStartup(Integer exitCode, List<String> logLines) {
-        if (!launchesServer) {
-            return Optional.empty();
-        }
         List<String> lines = logLines.stream().map(LogText::clean).toList();
         Capacity capacity = readCapacity(lines);
         if (exitCode == null) {

@@ -82,7 +82,6 @@ public final class ProfileBuilder {
             "Connected");
 
     private final String name;
-    private final boolean launchesServer;
     private final HintKind hintKind;
     private final LongUnaryOperator promptRule;
     private String readinessPath = HEALTH;
@@ -97,21 +96,15 @@ public final class ProfileBuilder {
     private final List<StartupRule> startup = new ArrayList<>();
     private final List<ResponseRule> responses = new ArrayList<>();
 
-    private ProfileBuilder(String name, boolean launchesServer, HintKind hintKind, LongUnaryOperator promptRule) {
+    private ProfileBuilder(String name, HintKind hintKind, LongUnaryOperator promptRule) {
         this.name = name;
-        this.launchesServer = launchesServer;
         this.hintKind = hintKind;
         this.promptRule = promptRule;
     }
 
-    /** An engine ctxprobe launches: its hints limit {@code hintKind}; {@code promptRule} gives its largest prompt. */
+    /** An engine's texts: its hints limit {@code hintKind}; {@code promptRule} gives its largest prompt. */
     public static ProfileBuilder server(String name, HintKind hintKind, LongUnaryOperator promptRule) {
-        return new ProfileBuilder(name, true, hintKind, promptRule);
-    }
-
-    /** An endpoint that is already running: no startup rules, no ready lines. */
-    public static ProfileBuilder endpoint(String name, HintKind hintKind, LongUnaryOperator promptRule) {
-        return new ProfileBuilder(name, false, hintKind, promptRule);
+        return new ProfileBuilder(name, hintKind, promptRule);
     }
 
     public ProfileBuilder readiness(String path) {
@@ -195,18 +188,16 @@ public final class ProfileBuilder {
 
     /** The profile, with the rules every engine shares after its own. */
     public EngineProfile build() {
-        List<StartupRule> startupRules = launchesServer
-                ? Stream.concat(startup.stream(), COMMON_STARTUP.stream()).toList()
-                : List.of();
+        List<StartupRule> startupRules =
+                Stream.concat(startup.stream(), COMMON_STARTUP.stream()).toList();
         List<ResponseRule> responseRules =
                 Stream.concat(responses.stream(), Stream.of(TOO_LONG)).toList();
         Stated withLines =
                 new Stated(stated.endpoints(), statedLines, stated.promptFromContext(), stated.kind(), stated.slack());
         return new EngineProfile(
                 name,
-                launchesServer,
                 readinessPath,
-                launchesServer ? READY_LINES : List.of(),
+                READY_LINES,
                 hintKind,
                 promptRule,
                 tokenRange,

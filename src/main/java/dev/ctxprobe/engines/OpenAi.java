@@ -10,11 +10,11 @@ import dev.ctxprobe.results.HintKind;
 import java.util.List;
 
 /**
- * An OpenAI-compatible endpoint that is already running: any engine's refusals may come back, so it knows them all;
- * nothing is launched and nothing is predicted.
+ * Any OpenAI-compatible server, usually one already running ({@code launcher: external}): any engine's refusals may
+ * come back, so it knows them all; nothing is predicted.
  */
 final class OpenAi {
-    private static final EngineProfile PROFILE = ProfileBuilder.endpoint("openai", HintKind.MAX_MODEL_LEN, MINUS_ONE)
+    private static final EngineProfile PROFILE = ProfileBuilder.server("openai", HintKind.MAX_MODEL_LEN, MINUS_ONE)
             .readiness(MODELS)
             .reject(
                     Vllm.CONTEXT,

@@ -22,19 +22,16 @@ import java.util.stream.Collectors;
 final class BackendChecks {
     private final ValueChecks values;
     private final Set<String> knownEngines;
-    private final Set<String> enginesWithoutLaunch;
     private final Set<String> enginesThatSizeThemselves;
     private final ExperimentLoader.LauncherKinds launchers;
 
     BackendChecks(
             ValueChecks values,
             Set<String> knownEngines,
-            Set<String> enginesWithoutLaunch,
             Set<String> enginesThatSizeThemselves,
             ExperimentLoader.LauncherKinds launchers) {
         this.values = values;
         this.knownEngines = knownEngines;
-        this.enginesWithoutLaunch = enginesWithoutLaunch;
         this.enginesThatSizeThemselves = enginesThatSizeThemselves;
         this.launchers = launchers;
     }
@@ -122,9 +119,18 @@ final class BackendChecks {
             Map<String, Object> mergedVars = new LinkedHashMap<>(vars);
             mergedVars.putAll(ownVars);
             String command = b.command();
-            boolean launches = !enginesWithoutLaunch.contains(engine);
             Map<String, Object> ownLauncher = new LinkedHashMap<>(launcher);
             Map<String, Object> override = launcherMap(at + ".launcher", b.launcher());
+            if (command == null && b.launcher() == null && b.port() == null) {
+                throw error(
+                        at + ".command",
+                        "'" + at + ".command' is missing: give the server command, e.g. 'vllm serve {model} --port"
+                                + " {port}', or the 'port' of an endpoint that is already running");
+            }
+            if (command == null && b.launcher() == null) {
+                // A backend without a command of its own talks to an endpoint that is already running.
+                override = Map.of("kind", Defaults.EXTERNAL_LAUNCHER);
+            }
             if (override.containsKey("kind") && !override.get("kind").equals(launcher.get("kind"))) {
                 // Another kind's options do not carry over.
                 ownLauncher.clear();
@@ -132,17 +138,24 @@ final class BackendChecks {
             ownLauncher.putAll(override);
             Experiment.Launcher where =
                     checkLauncher(b.launcher() != null ? at + ".launcher" : "launcher", ownLauncher);
-            if (launches) {
+            boolean external = where.kind().equals(Defaults.EXTERNAL_LAUNCHER);
+            if (!external) {
                 values.required(
-                        command, at + ".command", "give the server command, e.g. 'vllm serve {model} --port {port}'");
+                        command,
+                        at + ".command",
+                        "give the server command, e.g. 'vllm serve {model} --port {port}', or leave out 'launcher'"
+                                + " for an endpoint that is already running");
                 checkCommand(at + ".command", command, mergedVars.keySet(), where.kind());
             } else if (command != null) {
                 throw error(
                         at + ".command",
-                        "engine '" + engine + "' talks to a running endpoint and launches nothing: remove"
-                                + " 'command', give 'host' and 'port'");
+                        "the external launcher starts nothing, it sends requests to a running endpoint: remove"
+                                + " 'command' and give 'host' and 'port', or use a launcher that starts the server");
             } else if (b.port() == null) {
-                throw error(at, "engine '" + engine + "' needs the 'port' of the running endpoint");
+                throw error(
+                        at + ".port",
+                        "an endpoint that is already running needs its 'port' (and 'host' when it is not this"
+                                + " machine)");
             }
             String health = b.healthPath();
             if (health != null && !health.matches("/[A-Za-z0-9._~!$&'()*+,;=:@%/-]*")) {
@@ -174,6 +187,12 @@ final class BackendChecks {
                                         ? "no engine"
                                         : String.join(", ", new TreeSet<>(enginesThatSizeThemselves)))
                                 + ": remove it");
+            }
+            if (autoFirst && external) {
+                throw error(
+                        at + ".auto_first",
+                        "auto_first launches the server with an automatic length, and an endpoint that is already"
+                                + " running is not launched: remove it");
             }
             if (autoFirst && !CommandTemplate.parse(command).placeholders().contains("max_model_len")) {
                 throw error(

@@ -13,6 +13,12 @@ public final class Defaults {
     /** {@code context_pad}: room for one output token past every engine's largest-prompt rule (docs/engines.md). */
     public static final long CONTEXT_PAD = 1024;
 
+    /**
+     * {@code backends[].launcher} of a backend without a command: the endpoint is already running, so the launcher
+     * only points at its host and port and stops nothing (docs/experiment-file.md#backends).
+     */
+    public static final String EXTERNAL_LAUNCHER = "external";
+
     /** {@code load.output_len}: one token is enough to show the prompt was served; more measures decoding instead. */
     public static final int OUTPUT_LEN = 1;
 

@@ -55,45 +55,39 @@ public final class ExperimentLoader {
         }
     }
 
-    /** Only the default kind, {@code local}, which takes no options. */
+    /** The kinds without options: {@code local}, the default, and {@code external}. */
     public static final LauncherKinds LOCAL_ONLY = new LauncherKinds() {
         @Override
         public List<String> kinds() {
-            return List.of("local");
+            return List.of("local", Defaults.EXTERNAL_LAUNCHER);
         }
 
         @Override
         public Map<String, String> check(String kind, Map<String, Object> options) {
             Map<String, String> problems = new LinkedHashMap<>();
-            options.keySet().forEach(k -> problems.put(k, "the local launcher takes no options; remove '" + k + "'"));
+            options.keySet()
+                    .forEach(k -> problems.put(k, "the " + kind + " launcher takes no options; remove '" + k + "'"));
             return problems;
         }
     };
 
     private final Set<String> knownEngines;
-    private final Set<String> enginesWithoutLaunch;
     private final Set<String> enginesThatSizeThemselves;
     private final LauncherKinds launchers;
 
     /**
      * @param knownEngines the engine profile names a backend may name
-     * @param enginesWithoutLaunch engines that talk to an already-running endpoint and need no command
      * @param launchers the launcher kinds a file may name
      */
-    public ExperimentLoader(Set<String> knownEngines, Set<String> enginesWithoutLaunch, LauncherKinds launchers) {
-        this(knownEngines, enginesWithoutLaunch, Set.of(), launchers);
+    public ExperimentLoader(Set<String> knownEngines, LauncherKinds launchers) {
+        this(knownEngines, Set.of(), launchers);
     }
 
     /**
      * @param enginesThatSizeThemselves engines that accept an automatic context length, for {@code auto_first}
      */
-    public ExperimentLoader(
-            Set<String> knownEngines,
-            Set<String> enginesWithoutLaunch,
-            Set<String> enginesThatSizeThemselves,
-            LauncherKinds launchers) {
+    public ExperimentLoader(Set<String> knownEngines, Set<String> enginesThatSizeThemselves, LauncherKinds launchers) {
         this.knownEngines = new TreeSet<>(knownEngines);
-        this.enginesWithoutLaunch = Set.copyOf(enginesWithoutLaunch);
         this.enginesThatSizeThemselves = Set.copyOf(enginesThatSizeThemselves);
         this.launchers = launchers;
     }
@@ -154,8 +148,7 @@ public final class ExperimentLoader {
             throw new ExperimentError(file, 0, 0, "the file is empty: start from experiments/demo.yaml");
         }
         ValueChecks values = new ValueChecks(file, where);
-        BackendChecks backends =
-                new BackendChecks(values, knownEngines, enginesWithoutLaunch, enginesThatSizeThemselves, launchers);
+        BackendChecks backends = new BackendChecks(values, knownEngines, enginesThatSizeThemselves, launchers);
         return new ExperimentChecks(values, backends).check(raw);
     }
 }

@@ -27,13 +27,10 @@ public final class Experiments {
 
     /** A loader that accepts this ctxprobe's engines and launchers. */
     public static ExperimentLoader loader() {
-        Set<String> withoutLaunch = Engines.names().stream()
-                .filter(n -> !Engines.profile(n).launchesServer())
-                .collect(Collectors.toSet());
         Set<String> selfSizing = Engines.names().stream()
                 .filter(n -> Engines.profile(n).autoLength() != null)
                 .collect(Collectors.toSet());
-        return new ExperimentLoader(Engines.names(), withoutLaunch, selfSizing, new ExperimentLoader.LauncherKinds() {
+        return new ExperimentLoader(Engines.names(), selfSizing, new ExperimentLoader.LauncherKinds() {
             @Override
             public List<String> kinds() {
                 return Launchers.kinds();

@@ -1,6 +1,5 @@
 package dev.ctxprobe.run;
 
-import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.launch.Launchers;
@@ -50,9 +49,7 @@ final class PortLocks implements AutoCloseable {
     static PortLocks acquire(Experiment e, Path where) throws RunFolder.Refused {
         Map<Integer, String> ports = new TreeMap<>();
         for (Backend b : e.backends()) {
-            if (b.port() != null
-                    && b.launcher().kind().equals(Launchers.DEFAULT_KIND)
-                    && Engines.profile(b.engine()).launchesServer()) {
+            if (b.port() != null && b.launcher().kind().equals(Launchers.DEFAULT_KIND)) {
                 ports.putIfAbsent(b.port(), b.name());
             }
         }

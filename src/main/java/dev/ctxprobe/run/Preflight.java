@@ -82,10 +82,7 @@ public final class Preflight {
         boolean anyLocal = false;
         for (Plan.BackendPlan b : Plan.of(e).backends()) {
             Backend backend = b.backend();
-            if (!b.profile().launchesServer() || b.steps().isEmpty()) {
-                continue;
-            }
-            if (!backend.launcher().kind().equals(Launchers.DEFAULT_KIND)) {
+            if (b.steps().isEmpty() || !backend.launcher().kind().equals(Launchers.DEFAULT_KIND)) {
                 continue;
             }
             anyLocal = true;

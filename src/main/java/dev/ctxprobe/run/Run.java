@@ -8,7 +8,6 @@ import dev.ctxprobe.explore.RunListener;
 import dev.ctxprobe.explore.ServerClient;
 import dev.ctxprobe.hardware.Hardware;
 import dev.ctxprobe.hardware.HardwareProbe;
-import dev.ctxprobe.launch.ExternalLauncher;
 import dev.ctxprobe.launch.LaunchContext;
 import dev.ctxprobe.launch.Launcher;
 import dev.ctxprobe.launch.Launchers;
@@ -128,7 +127,7 @@ public record Run(
         Exploration exploration = new Exploration(
                 plan(e),
                 (Backend b) -> launchers.computeIfAbsent(
-                        launcher(b), l -> Launchers.provider(l.kind()).create(context, l.options())),
+                        b.launcher(), l -> Launchers.provider(l.kind()).create(context, l.options())),
                 folder,
                 recorder,
                 listener,
@@ -161,11 +160,6 @@ public record Run(
             // The results are safe on disk; a report that cannot be drawn must not turn a finished run into an error.
             return new Result(ending, doc, folder.dir(), null, String.valueOf(err.getMessage()));
         }
-    }
-
-    // A backend without a command talks to an endpoint that is already running, whatever launcher it would get.
-    private static Experiment.Launcher launcher(Backend b) {
-        return b.command() == null ? new Experiment.Launcher(ExternalLauncher.KIND, Map.of()) : b.launcher();
     }
 
     // The servers the ledger still names are those no stop has seen gone.

@@ -76,28 +76,21 @@ class EngineProfilesTest {
 
     @ParameterizedTest
     @CsvSource({
-        // name,          launches, readiness,   hint kind,     token lo, token hi, empty answer = too long
-        "vllm,            true,     /health,     MAX_MODEL_LEN, 1000,     30000,    false",
-        "sglang,          true,     /health,     PROMPT_LEN,    1000,     30000,    false",
-        "sglang-kunlun,   true,     /health,     PROMPT_LEN,    1000,     30000,    false",
-        "llamacpp,        true,     /health,     PROMPT_LEN,    1000,     30000,    false",
-        "trtllm,          true,     /health,     MAX_MODEL_LEN, 1000,     30000,    false",
-        "lmdeploy,        true,     /v1/models,  MAX_MODEL_LEN, 1000,     30000,    true",
-        "tgi,             true,     /health,     PROMPT_LEN,    1000,     30000,    false",
-        "embedded,        true,     /health,     MAX_MODEL_LEN, 3,        259,      false",
-        "openai,          false,    /v1/models,  MAX_MODEL_LEN, 1000,     30000,    false",
+        // name,          readiness,   hint kind,     token lo, token hi, empty answer = too long
+        "vllm,            /health,     MAX_MODEL_LEN, 1000,     30000,    false",
+        "sglang,          /health,     PROMPT_LEN,    1000,     30000,    false",
+        "sglang-kunlun,   /health,     PROMPT_LEN,    1000,     30000,    false",
+        "llamacpp,        /health,     PROMPT_LEN,    1000,     30000,    false",
+        "trtllm,          /health,     MAX_MODEL_LEN, 1000,     30000,    false",
+        "lmdeploy,        /v1/models,  MAX_MODEL_LEN, 1000,     30000,    true",
+        "tgi,             /health,     PROMPT_LEN,    1000,     30000,    false",
+        "embedded,        /health,     MAX_MODEL_LEN, 3,        259,      false",
+        "openai,          /v1/models,  MAX_MODEL_LEN, 1000,     30000,    false",
     })
     void profileData(
-            String name,
-            boolean launches,
-            String readiness,
-            HintKind hintKind,
-            int lo,
-            int hi,
-            boolean emptyAnswerMeansTooLong) {
+            String name, String readiness, HintKind hintKind, int lo, int hi, boolean emptyAnswerMeansTooLong) {
         EngineProfile p = Engines.profile(name);
         assertThat(p.name()).isEqualTo(name);
-        assertThat(p.launchesServer()).isEqualTo(launches);
         assertThat(p.readinessPath()).isEqualTo(readiness);
         assertThat(p.hintKind()).isEqualTo(hintKind);
         assertThat(p.tokenRange()).isEqualTo(new TokenRange(lo, hi));

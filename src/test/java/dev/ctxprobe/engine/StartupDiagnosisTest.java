@@ -300,8 +300,10 @@ class StartupDiagnosisTest {
     }
 
     @Test
-    void anEndpointThatIsNotLaunchedHasNoStartupDiagnosis() {
-        assertThat(Engines.profile("openai").diagnoseStartup(1, List.of("CUDA out of memory")))
-                .isEmpty();
+    void aLaunchedOpenAiCompatibleServerGetsTheRulesEveryEngineShares() {
+        Diagnosis d = Engines.profile("openai")
+                .diagnoseStartup(1, List.of("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"))
+                .orElseThrow();
+        assertThat(d.failureClass()).isEqualTo(FailureClass.OOM_STARTUP);
     }
 }

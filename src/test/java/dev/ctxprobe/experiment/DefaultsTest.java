@@ -55,8 +55,8 @@ class DefaultsTest {
 
     @Test
     void aFileThatLeavesKeysOutGetsTheDefaults() throws ExperimentError {
-        Experiment e = new ExperimentLoader(Set.of("vllm"), Set.of(), ExperimentLoader.LOCAL_ONLY)
-                .parse(Path.of("exp.yaml"), """
+        Experiment e =
+                new ExperimentLoader(Set.of("vllm"), ExperimentLoader.LOCAL_ONLY).parse(Path.of("exp.yaml"), """
                         experiment: t
                         sweep: {strategy: frontier, frontier: {min: 4096, max: 65536}}
                         backends:

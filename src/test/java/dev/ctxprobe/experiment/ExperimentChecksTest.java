@@ -16,8 +16,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class ExperimentChecksTest {
     private static final Path FILE = Path.of("exp.yaml");
-    private final ExperimentLoader loader =
-            new ExperimentLoader(Set.of("vllm", "openai"), Set.of("openai"), ExperimentLoader.LOCAL_ONLY);
+    private final ExperimentLoader loader = new ExperimentLoader(Set.of("vllm", "openai"), ExperimentLoader.LOCAL_ONLY);
 
     private static final String GOOD = """
             experiment: t1

@@ -13,7 +13,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class ExperimentLoaderTest {
     private static final Path FILE = Path.of("exp.yaml");
     private final ExperimentLoader loader =
-            new ExperimentLoader(Set.of("vllm", "sglang", "openai"), Set.of("openai"), ExperimentLoader.LOCAL_ONLY);
+            new ExperimentLoader(Set.of("vllm", "sglang", "openai"), ExperimentLoader.LOCAL_ONLY);
 
     private static final String GOOD = """
             experiment: t1
@@ -32,8 +32,8 @@ class ExperimentLoaderTest {
 
     @Test
     void autoFirstNeedsAnEngineThatSizesItselfAndAPlaceForTheLength() throws ExperimentError {
-        ExperimentLoader sizing = new ExperimentLoader(
-                Set.of("vllm", "sglang", "openai"), Set.of("openai"), Set.of("vllm"), ExperimentLoader.LOCAL_ONLY);
+        ExperimentLoader sizing =
+                new ExperimentLoader(Set.of("vllm", "sglang", "openai"), Set.of("vllm"), ExperimentLoader.LOCAL_ONLY);
         String auto = GOOD.replace("    engine: vllm\n", "    engine: vllm\n    auto_first: true\n");
         assertThat(sizing.parse(FILE, auto).backends().getFirst().autoFirst()).isTrue();
         assertThat(sizing.parse(FILE, GOOD).backends().getFirst().autoFirst()).isFalse();
@@ -164,10 +164,56 @@ class ExperimentLoaderTest {
     }
 
     @Test
-    void aMissingCommandIsRefused() {
+    void aMissingCommandIsRefusedWhereNoEndpointIsNamed() {
         ExperimentError err = catchThrowableOfType(
-                ExperimentError.class, () -> loader.parse(FILE, GOOD.replaceAll("    command: .*\\n", "")));
+                ExperimentError.class,
+                () -> loader.parse(
+                        FILE, GOOD.replaceAll("    command: .*\\n", "").replace("    port: 30012\n", "")));
+        assertThat(err.getMessage())
+                .contains("'backends[0].command' is missing")
+                .contains("or the 'port' of an endpoint that is already running");
+    }
+
+    @Test
+    void aBackendWithAPortAndNoCommandIsAnEndpointAlreadyRunning() throws ExperimentError {
+        Experiment e = loader.parse(FILE, GOOD.replaceAll("    command: .*\\n", ""));
+        assertThat(e.backends().getFirst().launcher().kind()).isEqualTo(Defaults.EXTERNAL_LAUNCHER);
+        assertThat(e.backends().getFirst().engine()).isEqualTo("vllm");
+    }
+
+    @Test
+    void theExternalLauncherStartsNothingSoItTakesNoCommand() {
+        ExperimentError err = catchThrowableOfType(
+                ExperimentError.class,
+                () -> loader.parse(
+                        FILE, GOOD.replace("    port: 30012\n", "    port: 30012\n    launcher: external\n")));
+        assertThat(err.getMessage())
+                .contains("the external launcher starts nothing")
+                .contains("remove 'command'");
+    }
+
+    @Test
+    void anExplicitLauncherThatStartsServersNeedsTheCommand() {
+        ExperimentError err = catchThrowableOfType(
+                ExperimentError.class,
+                () -> loader.parse(
+                        FILE,
+                        GOOD.replaceAll("    command: .*\\n", "")
+                                .replace("    port: 30012\n", "    port: 30012\n    launcher: local\n")));
         assertThat(err.getMessage()).contains("'backends[0].command' is missing");
+    }
+
+    @Test
+    void anEndpointAlreadyRunningCannotSizeItselfOnFirstLaunch() {
+        ExperimentLoader sizing =
+                new ExperimentLoader(Set.of("vllm", "sglang", "openai"), Set.of("vllm"), ExperimentLoader.LOCAL_ONLY);
+        ExperimentError err = catchThrowableOfType(
+                ExperimentError.class,
+                () -> sizing.parse(
+                        FILE,
+                        GOOD.replaceAll("    command: .*\\n", "")
+                                .replace("    engine: vllm\n", "    engine: vllm\n    auto_first: true\n")));
+        assertThat(err.getMessage()).contains("auto_first").contains("is not launched");
     }
 
     /**
