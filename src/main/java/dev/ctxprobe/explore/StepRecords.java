@@ -5,6 +5,7 @@ import dev.ctxprobe.engine.Capacity;
 import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.experiment.ServerCommand;
 import dev.ctxprobe.launch.Readiness;
+import dev.ctxprobe.launch.Refusal;
 import dev.ctxprobe.launch.ServerHandle;
 import dev.ctxprobe.launch.StopReport;
 import dev.ctxprobe.results.FailureClass;
@@ -81,6 +82,12 @@ final class StepRecords {
                         + because.outcome().id() + ", which says nothing about length, so this backend stopped"
                 : "skipped: the step at " + because.targetLen() + " failed and sweep.stop_after_failure is true";
         return base(point, cmd).outcome(Outcome.SKIPPED, why, null).build();
+    }
+
+    /** A step whose server the launcher refused (preflight) or could not start. */
+    static Scenario refused(Point point, ServerCommand cmd, Phase phase, Refusal r) {
+        StepFailure f = StepFailure.of(r.failureClass(), phase, r.detail(), r.evidence());
+        return failed(point, cmd, null, null, f).build();
     }
 
     /** A finished step with what its server's stop showed. */

@@ -169,14 +169,14 @@ final class StepRunner {
                     e);
         }
         if (refused.isPresent()) {
-            return new Launch(null, refusal(point, cmd, Phase.PREFLIGHT, refused.get()));
+            return new Launch(null, StepRecords.refused(point, cmd, Phase.PREFLIGHT, refused.get()));
         }
         ServerHandle handle;
         listener.stepPhase(backend.name(), point.target(), StepPhase.LAUNCHING, null);
         try {
             handle = launcher.launch(spec);
         } catch (LaunchException e) {
-            return new Launch(null, refusal(point, cmd, Phase.STARTUP, e.refusal()));
+            return new Launch(null, StepRecords.refused(point, cmd, Phase.STARTUP, e.refusal()));
         }
         String held = handle.log() == null ? null : logRelative;
         listener.stepPhase(backend.name(), point.target(), StepPhase.LOADING, handle.log());
@@ -192,11 +192,6 @@ final class StepRunner {
             Live live = new Live(handle, cmd, held, started, ServedCapacity.NONE);
             return new Launch(null, stop(StepRecords.clientError(point, cmd, held, started, Phase.READINESS, e), live));
         }
-    }
-
-    private static Scenario refusal(Point point, ServerCommand cmd, Phase phase, Refusal r) {
-        StepFailure f = StepFailure.of(r.failureClass(), phase, r.detail(), r.evidence());
-        return StepRecords.failed(point, cmd, null, null, f).build();
     }
 
     private Launch awaitReady(
