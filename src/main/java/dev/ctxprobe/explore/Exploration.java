@@ -4,7 +4,6 @@ import dev.ctxprobe.engine.EngineProfile;
 import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
-import dev.ctxprobe.experiment.Experiment.Restart;
 import dev.ctxprobe.launch.Launcher;
 import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.results.Frontier;
@@ -109,15 +108,7 @@ public final class Exploration {
         Backend backend = bp.backend();
         Strategy strategy = bp.strategy();
         List<Probe> probes = new ArrayList<>(earlier);
-        ServerPolicy servers = new ServerPolicy(
-                backend,
-                bp.profile(),
-                experiment.sweep().restart() == Restart.ON_FAILURE,
-                strategy.largestTarget(),
-                experiment.contextPad(),
-                steps,
-                recorder,
-                listener);
+        ServerPolicy servers = new ServerPolicy(bp, experiment, steps, recorder);
         try {
             Optional<Point> next;
             while ((next = strategy.next(probes)).isPresent()) {

@@ -1,8 +1,8 @@
 package dev.ctxprobe.explore;
 
-import dev.ctxprobe.engine.EngineProfile;
 import dev.ctxprobe.engine.Phase;
-import dev.ctxprobe.experiment.Experiment.Backend;
+import dev.ctxprobe.experiment.Experiment;
+import dev.ctxprobe.experiment.Experiment.Restart;
 import dev.ctxprobe.launch.StopReport;
 import dev.ctxprobe.results.Point;
 import dev.ctxprobe.results.Recorder;
@@ -15,14 +15,11 @@ import dev.ctxprobe.results.Scenario;
  * that timed out, broke a stream or died is replaced, since it may still be busy with the abandoned prompt.
  */
 final class ServerPolicy implements AutoCloseable {
-    private final Backend backend;
-    private final EngineProfile profile;
+    private final Plan.BackendPlan plan;
     private final boolean keep;
-    private final long largestTarget;
     private final long pad;
     private final StepRunner steps;
     private final Recorder recorder;
-    private final RunListener listener;
     private StepRunner.Live live;
     /** Where the kept server's latest step sits in the document: its stop is recorded there. */
     private int liveStepIndex = -1;
@@ -32,33 +29,22 @@ final class ServerPolicy implements AutoCloseable {
     private Scenario refusalAtLargest;
 
     /**
-     * @param keep true to keep one server across steps ({@code restart: on_failure})
-     * @param largestTarget where a kept server is launched first
-     * @param pad {@code context_pad}: a kept server serves a target while its max_model_len holds target + pad
+     * @param plan the backend, its profile, and its strategy, whose largest target a kept server is launched at
+     * @param experiment its {@code restart} (keep one server with {@code on_failure}) and its {@code context_pad}
+     *     (a kept server serves a target while its max_model_len holds target + pad)
      */
-    ServerPolicy(
-            Backend backend,
-            EngineProfile profile,
-            boolean keep,
-            long largestTarget,
-            long pad,
-            StepRunner steps,
-            Recorder recorder,
-            RunListener listener) {
-        this.backend = backend;
-        this.profile = profile;
-        this.keep = keep;
-        this.largestTarget = largestTarget;
-        this.pad = pad;
+    ServerPolicy(Plan.BackendPlan plan, Experiment experiment, StepRunner steps, Recorder recorder) {
+        this.plan = plan;
+        this.keep = experiment.sweep().restart() == Restart.ON_FAILURE;
+        this.pad = experiment.contextPad();
         this.steps = steps;
         this.recorder = recorder;
-        this.listener = listener;
     }
 
     /** Runs the step at {@code point} on a server this policy launches or keeps. */
     Scenario step(Point point) throws InterruptedException {
         if (!keep) {
-            return steps.run(backend, profile, point);
+            return steps.run(plan.backend(), plan.profile(), point);
         }
         long target = point.target();
         if (refusalAtLargest != null && target == refusalAtLargest.targetLen()) {
@@ -77,7 +63,7 @@ final class ServerPolicy implements AutoCloseable {
         StepRunner.Live current = live;
         Scenario s;
         try {
-            s = steps.measure(backend, profile, current, point);
+            s = steps.measure(plan.backend(), plan.profile(), current, point);
         } catch (InterruptedException e) {
             live = null;
             throw new StepRunner.StepInterrupted(steps.interrupted(current, point, Phase.MEASURE), e);
@@ -93,10 +79,11 @@ final class ServerPolicy implements AutoCloseable {
     // Launches the server to keep, at the largest target unless that refused; the failed step when none started.
     private Scenario launchKept(Point point) throws StepRunner.StepInterrupted {
         long target = point.target();
-        long launchAt = largestRefused ? target : Math.max(target, largestTarget);
+        long launchAt =
+                largestRefused ? target : Math.max(target, plan.strategy().largestTarget());
         StepRunner.Launch l;
         try {
-            l = steps.launch(backend, profile, point.at(launchAt), null);
+            l = steps.launch(plan.backend(), plan.profile(), point.at(launchAt), null);
         } catch (StepRunner.StepInterrupted e) {
             // The step interrupted is the probed target's, whatever length its server was launching at.
             throw new StepRunner.StepInterrupted(
@@ -111,7 +98,7 @@ final class ServerPolicy implements AutoCloseable {
             // their own length, and the refusal is the answer for the largest when the search asks for it.
             largestRefused = true;
             refusalAtLargest = l.failed();
-            l = steps.launch(backend, profile, point, null);
+            l = steps.launch(plan.backend(), plan.profile(), point, null);
         }
         if (l.failed() != null) {
             return l.failed();
@@ -149,12 +136,7 @@ final class ServerPolicy implements AutoCloseable {
         }
         StepRunner.Live closing = live;
         live = null;
-        listener.stepPhase(
-                backend.name(),
-                closing.command().targetLen(),
-                StepPhase.STOPPING,
-                closing.handle().log());
-        StopReport report = closing.handle().stop();
+        StopReport report = steps.stopKept(plan.backend().name(), closing);
         if (liveStepIndex >= 0) {
             int index = liveStepIndex;
             liveStepIndex = -1;

@@ -20,6 +20,7 @@ import dev.ctxprobe.launch.Readiness;
 import dev.ctxprobe.launch.Refusal;
 import dev.ctxprobe.launch.ServerHandle;
 import dev.ctxprobe.launch.ServerLog;
+import dev.ctxprobe.launch.StopReport;
 import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.metrics.StepMetrics;
 import dev.ctxprobe.results.Point;
@@ -37,33 +38,23 @@ import java.util.function.LongUnaryOperator;
  * The lifecycle of one step: preflight, launch, readiness, warm-up, measure, stop, verify gone; or, for a server
  * kept alive across steps, only the requests. What each phase observed goes to {@link Judge}; every outcome,
  * ctxprobe's own faults included, becomes a {@link Scenario} through {@link StepRecords}.
+ *
+ * @param launchers the launcher of each backend
+ * @param logs where each step's server log goes
+ * @param client how a ready server is asked what it states and sent the step's requests
  */
-final class StepRunner {
+record StepRunner(
+        Experiment experiment,
+        Function<Backend, Launcher> launchers,
+        StepLogs logs,
+        RunListener listener,
+        ServerClient client) {
     // A failed request may mean the server is dying: give it this long to exit before judging.
     private static final Duration CRASH_GRACE = Duration.ofSeconds(2);
     // Each question to a ready server about its limits; one that does not answer in time states nothing.
     private static final Duration STATED_TIMEOUT = Duration.ofSeconds(5);
     // How long the served model's name is asked for at least.
     private static final Duration MODEL_WAIT = Duration.ofSeconds(10);
-
-    private final Experiment experiment;
-    private final Function<Backend, Launcher> launchers;
-    private final StepLogs logs;
-    private final RunListener listener;
-    private final ServerClient client;
-
-    StepRunner(
-            Experiment experiment,
-            Function<Backend, Launcher> launchers,
-            StepLogs logs,
-            RunListener listener,
-            ServerClient client) {
-        this.experiment = experiment;
-        this.launchers = launchers;
-        this.logs = logs;
-        this.listener = listener;
-        this.client = client;
-    }
 
     /**
      * A server that is up, with what its startup taught.
@@ -359,6 +350,16 @@ final class StepRunner {
     // The file names the variable, never the key; the value is read only here, when it is sent.
     private static String apiKey(Backend backend) {
         return backend.apiKeyEnv() == null ? null : System.getenv(backend.apiKeyEnv());
+    }
+
+    /** Stops a kept server whose last step is already recorded, and says what the stop showed. */
+    StopReport stopKept(String backend, Live live) {
+        listener.stepPhase(
+                backend,
+                live.command().targetLen(),
+                StepPhase.STOPPING,
+                live.handle().log());
+        return live.handle().stop();
     }
 
     /** Stops the step's server and adds what the stop showed: every process gone or not, the memory it left. */

@@ -2,7 +2,6 @@ package dev.ctxprobe.launch;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
@@ -36,16 +35,6 @@ public final class ExternalLauncher implements Launcher {
 
         @Override
         public Path log() {
-            return null;
-        }
-
-        @Override
-        public Long pid() {
-            return null;
-        }
-
-        @Override
-        public List<Long> memoryBeforeMib() {
             return null;
         }
 
@@ -85,17 +74,6 @@ public final class ExternalLauncher implements Launcher {
         }
 
         @Override
-        public Map<String, String> check(Map<String, Object> options) {
-            Map<String, String> problems = new java.util.LinkedHashMap<>();
-            options.keySet()
-                    .forEach(k -> problems.put(
-                            k,
-                            "the external launcher takes no options (give the backend's host and port); remove '" + k
-                                    + "'"));
-            return problems;
-        }
-
-        @Override
         public Launcher create(LaunchContext context, Map<String, Object> options) {
             return new ExternalLauncher();
         }
@@ -103,11 +81,6 @@ public final class ExternalLauncher implements Launcher {
         @Override
         public Optional<Leftover> stopLeftover(Ledger.Entry entry, Duration wait) {
             return Optional.empty();
-        }
-
-        @Override
-        public List<String> optionNames() {
-            return List.of();
         }
     }
 }

@@ -16,9 +16,14 @@ public interface LauncherProvider {
 
     /**
      * The problems of the options an experiment gives this kind, one sentence each, keyed by option name ({@code ""}
-     * for the whole); empty when they are fine.
+     * for the whole); empty when they are fine. A kind without options refuses each one.
      */
-    Map<String, String> check(Map<String, Object> options);
+    default Map<String, String> check(Map<String, Object> options) {
+        Map<String, String> problems = new java.util.LinkedHashMap<>();
+        options.keySet()
+                .forEach(k -> problems.put(k, "the " + kind() + " launcher takes no options; remove '" + k + "'"));
+        return problems;
+    }
 
     /** A launcher for one run with the experiment's options for this kind. */
     Launcher create(LaunchContext context, Map<String, Object> options);
@@ -39,8 +44,10 @@ public interface LauncherProvider {
      */
     record Leftover(String report, boolean gone) {}
 
-    /** Option names this kind accepts, for messages. */
-    List<String> optionNames();
+    /** Option names this kind accepts, for messages; none by default. */
+    default List<String> optionNames() {
+        return List.of();
+    }
 
     /**
      * Placeholders this kind fills in itself at launch, one value per node (e.g. {@code node_rank}): a command may

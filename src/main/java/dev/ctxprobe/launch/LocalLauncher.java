@@ -231,13 +231,6 @@ public final class LocalLauncher implements Launcher {
         }
 
         @Override
-        public Map<String, String> check(Map<String, Object> options) {
-            Map<String, String> problems = new java.util.LinkedHashMap<>();
-            options.keySet().forEach(k -> problems.put(k, "the local launcher takes no options; remove '" + k + "'"));
-            return problems;
-        }
-
-        @Override
         public Launcher create(LaunchContext context, Map<String, Object> options) {
             return new LocalLauncher(context);
         }
@@ -270,11 +263,6 @@ public final class LocalLauncher implements Launcher {
                                     : " (outside its group: " + stopped.outsideGroup() + ")")
                             + (left.isEmpty() ? "" : "; still alive after KILL: " + left),
                     left.isEmpty()));
-        }
-
-        @Override
-        public List<String> optionNames() {
-            return List.of();
         }
     }
 

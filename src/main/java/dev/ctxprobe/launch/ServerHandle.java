@@ -19,11 +19,15 @@ public interface ServerHandle {
     /** Its stdout and stderr as captured. */
     Path log();
 
-    /** The local process group id, or null for a server that is not a local process. */
-    Long pid();
+    /** The local process group id; null for a server that is not a local process, as on a cluster. */
+    default Long pid() {
+        return null;
+    }
 
-    /** Accelerator memory used per device when it was launched, or null when it cannot be read. */
-    List<Long> memoryBeforeMib();
+    /** Accelerator memory used per device when it was launched; null where it cannot be read from here. */
+    default List<Long> memoryBeforeMib() {
+        return null;
+    }
 
     /**
      * Waits until it is ready, has ended, or is out of startup time (or, on a cluster, out of queue time before it

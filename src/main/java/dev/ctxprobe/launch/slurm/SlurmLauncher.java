@@ -317,16 +317,6 @@ public final class SlurmLauncher implements Launcher {
         }
 
         @Override
-        public Long pid() {
-            return null;
-        }
-
-        @Override
-        public List<Long> memoryBeforeMib() {
-            return null;
-        }
-
-        @Override
         public Duration queued() {
             long now = System.nanoTime();
             long until = runningNanos >= 0 ? runningNanos : endedNanos >= 0 ? endedNanos : now;
