@@ -12,7 +12,7 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 /**
- * The benchmarks of spec 07, run on demand ({@code bench/run NAME... [options]}): each prints one JSON line per
+ * The benchmarks of BENCHMARKS.md, run on demand ({@code bench/run NAME... [options]}): each prints one JSON line per
  * figure as it is measured and a table of all figures at the end. Never part of the test suite.
  */
 public final class Bench {
@@ -91,7 +91,7 @@ public final class Bench {
     private static void printTable(List<Figure> figures) {
         String format = "%-9s %-22s %-38s %-48s %-5s %s%n";
         System.out.println();
-        System.out.printf(Locale.ROOT, format, "bench", "figure", "conditions", "values", "unit", "spec 07 bar");
+        System.out.printf(Locale.ROOT, format, "bench", "figure", "conditions", "values", "unit", "bar");
         for (Figure f : figures) {
             System.out.printf(
                     Locale.ROOT, format, f.bench(), f.figure(), f.conditions(), f.numbers(), f.unit(), f.verdict());

@@ -8,14 +8,14 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * One measured figure: what was measured, under which conditions, its value (or p50/p99/max of many
- * samples), its unit, and the spec 07 bar it is held to.
+ * samples), its unit, and the bar it is held to (BENCHMARKS.md).
  *
  * @param bench the benchmark name
  * @param figure what is measured, e.g. {@code ttft_error_ms}
  * @param params the conditions (streams, tokens, heap, ...), in print order
  * @param values the numbers: {@code p50}, {@code p99}, {@code max}, {@code n}, or one {@code value}
  * @param unit the unit of every number in {@code values} except {@code n}
- * @param bar the bar in words, empty when spec 07 sets none for this figure
+ * @param bar the bar in words, empty when none is set for this figure
  * @param meets whether the figure meets its bar, null when there is none
  */
 record Figure(

@@ -20,7 +20,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class FrontierStrategyTest {
 
     private static final long PAD = 1024;
-    /** The seeds' range with the defaults of spec 02. */
+    /** The seeds' range with the defaults of docs/experiment-file.md. */
     private static final FrontierSettings SEEDS = new FrontierSettings(65536, 1048576, 0.01, 256, 12, PAD, 1);
 
     private static final List<Long> SEED_TARGETS =
