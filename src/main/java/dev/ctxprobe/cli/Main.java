@@ -1,5 +1,6 @@
 package dev.ctxprobe.cli;
 
+import dev.ctxprobe.client.Carriers;
 import dev.ctxprobe.experiment.ExperimentError;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -43,6 +44,8 @@ public final class Main implements Runnable {
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
+        // Before any virtual thread: the client's timing needs its carriers however the JVM was started.
+        Carriers.configure();
         int code;
         try {
             code = execute(args);

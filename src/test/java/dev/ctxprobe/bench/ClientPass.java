@@ -1,5 +1,6 @@
 package dev.ctxprobe.bench;
 
+import dev.ctxprobe.client.Carriers;
 import dev.ctxprobe.client.LoadPlan;
 import dev.ctxprobe.client.LoadResult;
 import dev.ctxprobe.client.LoadRunner;
@@ -18,6 +19,8 @@ final class ClientPass {
     private ClientPass() {}
 
     public static void main(String[] args) throws Exception {
+        // As ctxprobe's own main does first.
+        Carriers.configure();
         String url = args[0];
         int streams = Integer.parseInt(args[1]);
         int requests = Integer.parseInt(args[2]);

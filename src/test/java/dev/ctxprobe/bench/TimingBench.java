@@ -46,9 +46,13 @@ final class TimingBench {
     private static final String INSTALL_AIOHTTP =
             "apt-get install -y python3-aiohttp (Debian, Ubuntu) or pip install aiohttp";
 
-    /** The clients compared; {@code ctxprobe_warm} is ctxprobe's second pass in one JVM. */
+    /**
+     * The clients compared; {@code ctxprobe_warm} is ctxprobe's second pass in one JVM, {@code ctxprobe_java_jar} its
+     * pass in a JVM started without the script's flags, as {@code java -jar target/ctxprobe.jar} starts it.
+     */
     enum Client {
         CTXPROBE("ctxprobe"),
+        CTXPROBE_JAR("ctxprobe_java_jar"),
         CTXPROBE_WARM("ctxprobe_warm"),
         FLOOR("floor"),
         REFERENCE("reference");
@@ -68,7 +72,8 @@ final class TimingBench {
             System.err.println("bench: the reference client needs Python with aiohttp, found none; install it with "
                     + INSTALL_AIOHTTP + ". Skipping the reference column.");
         }
-        List<Client> clients = new ArrayList<>(List.of(Client.CTXPROBE, Client.FLOOR, Client.CTXPROBE_WARM));
+        List<Client> clients =
+                new ArrayList<>(List.of(Client.CTXPROBE, Client.CTXPROBE_JAR, Client.FLOOR, Client.CTXPROBE_WARM));
         if (python != null) {
             clients.add(Client.REFERENCE);
         }
@@ -152,6 +157,14 @@ final class TimingBench {
                     spreads.get(Client.CTXPROBE),
                     spreads.get(Client.REFERENCE),
                     REFERENCE_BAR));
+            if (spreads.containsKey(Client.CTXPROBE_JAR)) {
+                figures.add(ratio(
+                        "java_jar_ratio_to_reference",
+                        params,
+                        spreads.get(Client.CTXPROBE_JAR),
+                        spreads.get(Client.REFERENCE),
+                        REFERENCE_BAR));
+            }
         }
         return figures;
     }
@@ -212,12 +225,14 @@ final class TimingBench {
                     command.addAll(List.of(ClientPass.class.getName(), url, s, n, t, e, Integer.toString(passes)));
                     served *= passes;
                 }
+                case CTXPROBE_JAR -> {
+                    command.addAll(List.of(javaBin(), "-cp", System.getProperty("java.class.path")));
+                    command.addAll(List.of(ClientPass.class.getName(), url, s, n, t, e, "1"));
+                }
                 case FLOOR -> {
-                    // Its streams are virtual threads that read their own sockets: the script's one carrier per
-                    // two cores, made for ctxprobe's read loop, would queue them, so the floor keeps the default.
-                    command.addAll(java().stream()
-                            .filter(flag -> !flag.startsWith("-Djdk.virtualThreadScheduler.parallelism="))
-                            .toList());
+                    // Its streams are virtual threads that read their own sockets: ctxprobe's one carrier per two
+                    // cores, made for its read loop, would queue them, so the floor keeps the JVM's default.
+                    command.addAll(java());
                     command.addAll(List.of(RawStreams.class.getName(), url, s, n, t, e));
                 }
                 case REFERENCE ->
@@ -272,7 +287,7 @@ final class TimingBench {
      */
     static List<String> java() {
         List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElse("java"));
+        command.add(javaBin());
         command.addAll(SCRIPT_FLAGS);
         String opts = System.getenv("CTXPROBE_JAVA_OPTS");
         if (opts != null && !opts.isBlank()) {
@@ -283,13 +298,16 @@ final class TimingBench {
         return command;
     }
 
+    private static String javaBin() {
+        return ProcessHandle.current().info().command().orElse("java");
+    }
+
     private static final List<String> SCRIPT_FLAGS = scriptFlags();
 
     private static List<String> scriptFlags() {
         try {
-            // The lines that compute opts (they read the number of cores), run by sh as the script runs them.
-            Matcher m =
-                    Pattern.compile("(?ms)^cores=.*?^opts=\"[^\"]*\"").matcher(Files.readString(Path.of("ctxprobe")));
+            // The line that sets opts, run by sh as the script runs it.
+            Matcher m = Pattern.compile("(?ms)^opts=\"[^\"]*\"").matcher(Files.readString(Path.of("ctxprobe")));
             if (m.find()) {
                 Process sh = new ProcessBuilder("sh", "-c", m.group() + "\nprintf '%s' \"$opts\"")
                         .redirectErrorStream(true)
