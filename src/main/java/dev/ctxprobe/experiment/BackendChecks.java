@@ -121,13 +121,13 @@ final class BackendChecks {
             String command = b.command();
             Map<String, Object> ownLauncher = new LinkedHashMap<>(launcher);
             Map<String, Object> override = launcherMap(at + ".launcher", b.launcher());
-            if (command == null && b.launcher() == null && b.port() == null) {
-                throw error(
-                        at + ".command",
-                        "'" + at + ".command' is missing: give the server command, e.g. 'vllm serve {model} --port"
-                                + " {port}', or the 'port' of an endpoint that is already running");
-            }
             if (command == null && b.launcher() == null) {
+                if (b.port() == null) {
+                    throw error(
+                            at + ".command",
+                            "'" + at + ".command' is missing: give the server command, e.g. 'vllm serve {model}"
+                                    + " --port {port}', or the 'port' of an endpoint that is already running");
+                }
                 // A backend without a command of its own talks to an endpoint that is already running.
                 override = Map.of("kind", Defaults.EXTERNAL_LAUNCHER);
             }

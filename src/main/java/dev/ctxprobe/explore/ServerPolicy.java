@@ -7,6 +7,7 @@ import dev.ctxprobe.launch.StopReport;
 import dev.ctxprobe.results.Point;
 import dev.ctxprobe.results.Recorder;
 import dev.ctxprobe.results.Scenario;
+import java.util.Objects;
 
 /**
  * The servers of one series: a new one per step ({@code restart: per_target}), or with {@code restart: on_failure}
@@ -111,7 +112,7 @@ final class ServerPolicy implements AutoCloseable {
     void recorded(Scenario s, int index) {
         if (live != null
                 && s.server() != null
-                && java.util.Objects.equals(live.facts().id(), s.server().id())) {
+                && Objects.equals(live.facts().id(), s.server().id())) {
             liveStepIndex = index;
         }
         if (s == refusalAtLargest) {
