@@ -5,9 +5,12 @@ import dev.ctxprobe.explore.StepPhase;
 import dev.ctxprobe.launch.ServerLog;
 import dev.ctxprobe.report.FrontierLine;
 import dev.ctxprobe.report.StepFacts;
+import dev.ctxprobe.report.TerminalText;
 import dev.ctxprobe.results.Frontier;
 import dev.ctxprobe.results.ResultDocument;
 import dev.ctxprobe.results.Scenario;
+import dev.ctxprobe.results.ServedCapacity;
+import dev.ctxprobe.roofline.StepRoofline;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -36,6 +39,7 @@ import java.util.function.LongSupplier;
  * where the plain lines belong.
  */
 final class Console implements RunListener, AutoCloseable {
+    private volatile Path runDir;
     /** How often a terminal's line is redrawn: the spinner moves each time, so the line changes twice a second. */
     static final long REDRAW_MS = 500;
 
@@ -69,16 +73,18 @@ final class Console implements RunListener, AutoCloseable {
         final int number;
         final String backend;
         final long target;
+        final int concurrency;
         final long startedNanos;
         final AtomicReference<PhaseState> state;
         long plainPhaseSince;
         long lastPlainNanos;
         int frame;
 
-        Running(int number, String backend, long target, long now) {
+        Running(int number, String backend, long target, int concurrency, long now) {
             this.number = number;
             this.backend = backend;
             this.target = target;
+            this.concurrency = concurrency;
             this.startedNanos = now;
             this.state = new AtomicReference<>(new PhaseState(null, now, null));
             this.plainPhaseSince = now;
@@ -110,10 +116,17 @@ final class Console implements RunListener, AutoCloseable {
         this.width = style.live() ? terminalWidth() : 0;
     }
 
+    /** The run's folder, once the run said which; null before. */
+    Path runDir() {
+        return runDir;
+    }
+
     @Override
     public void runStarted(String experiment, Path runDir) {
+        this.runDir = runDir;
         if (!style.quiet()) {
-            out.println("ctxprobe " + dev.ctxprobe.run.Version.of() + ": " + experiment + " -> " + runDir);
+            out.println("ctxprobe " + dev.ctxprobe.run.Version.of() + ": " + TerminalText.line(experiment) + " -> "
+                    + TerminalText.line(runDir.toString()));
             startTicker();
         }
     }
@@ -136,8 +149,8 @@ final class Console implements RunListener, AutoCloseable {
     }
 
     @Override
-    public synchronized void stepStarting(String backend, long target, long maxModelLen) {
-        Running r = new Running(steps + running.size() + 1, backend, target, clock.getAsLong());
+    public synchronized void stepStarting(String backend, long target, int concurrency, long maxModelLen) {
+        Running r = new Running(steps + running.size() + 1, backend, target, concurrency, clock.getAsLong());
         running.put(backend, r);
         if (style.quiet()) {
             return;
@@ -145,10 +158,10 @@ final class Console implements RunListener, AutoCloseable {
         if (style.verbose()) {
             out.printf(
                     Locale.ROOT,
-                    "[%d] %s %,d tokens: starting (max_model_len %,d)%n",
+                    "[%d] %s %s tokens: starting (max_model_len %,d)%n",
                     steps + 1,
                     backend,
-                    target,
+                    StepFacts.target(target, concurrency),
                     maxModelLen);
         }
         if (style.live() && style.together()) {
@@ -214,8 +227,9 @@ final class Console implements RunListener, AutoCloseable {
         }
         if (state.phase() != null && now - r.lastPlainNanos >= PLAIN_EVERY_NANOS) {
             r.lastPlainNanos = now;
-            out.println(head(r.number, r.backend, r.target) + state.phase().id() + " for "
-                    + elapsed(now - state.sinceNanos()) + (logLine == null ? "" : ": " + logLine));
+            out.println(head(r.number, r.backend, r.target, r.concurrency)
+                    + state.phase().id() + " for " + elapsed(now - state.sinceNanos())
+                    + (logLine == null ? "" : ": " + TerminalText.line(logLine)));
             out.flush();
         }
     }
@@ -254,6 +268,7 @@ final class Console implements RunListener, AutoCloseable {
                 r.number,
                 r.backend,
                 r.target,
+                r.concurrency,
                 state.phase(),
                 now - state.sinceNanos(),
                 now - r.startedNanos,
@@ -261,17 +276,21 @@ final class Console implements RunListener, AutoCloseable {
                 logLine);
     }
 
-    /** {@code [3] vllm 262,144  loading 1 min 05 s | Loading safetensors checkpoint shards: 45% Completed}. */
+    /**
+     * {@code [3] vllm 262,144  loading 1 min 05 s | Loading safetensors checkpoint shards: 45% Completed}; a probe
+     * of the capacity map names its requests sent at once: {@code [9] vllm 65,536 x4  decoding 3 s}.
+     */
     static String progressLine(
             int n,
             String backend,
             long target,
+            int concurrency,
             StepPhase phase,
             long phaseNanos,
             long stepNanos,
             char spinner,
             String logLine) {
-        StringBuilder s = new StringBuilder(head(n, backend, target));
+        StringBuilder s = new StringBuilder(head(n, backend, target, concurrency));
         s.append(spinner).append(' ');
         if (phase == null) {
             s.append("starting ").append(elapsed(stepNanos));
@@ -282,13 +301,15 @@ final class Console implements RunListener, AutoCloseable {
             }
         }
         if (logLine != null) {
-            s.append("  | ").append(logLine);
+            s.append("  | ").append(TerminalText.line(logLine));
         }
         return s.toString();
     }
 
-    private static String head(int n, String backend, long target) {
-        return String.format(Locale.ROOT, "[%d] %-10s %,11d  ", n, backend, target);
+    // A single prompt's target as before; N prompts at once as the reports write them, 4,096 x2.
+    private static String head(int n, String backend, long target, int concurrency) {
+        return String.format(
+                Locale.ROOT, "[%d] %-10s %11s  ", n, TerminalText.line(backend), StepFacts.target(target, concurrency));
     }
 
     /** {@code 42 s}, {@code 3 min 05 s}, {@code 1 h 02 min}. */
@@ -327,8 +348,9 @@ final class Console implements RunListener, AutoCloseable {
             out.println("      warning: processes " + s.server().leftoverPids() + " of this server survived KILL;"
                     + " they may hold the port or accelerator memory");
         }
+        StepRoofline.physicsWarnings(s).forEach(w -> out.println("      warning: " + w));
         if (style.verbose() && s.failure() != null) {
-            s.failure().evidence().forEach(l -> out.println("      | " + l));
+            s.failure().evidence().forEach(l -> out.println("      | " + TerminalText.line(l)));
         }
         if (style.live() && style.together()) {
             drawBlock(Map.of());
@@ -339,20 +361,67 @@ final class Console implements RunListener, AutoCloseable {
     @Override
     public void backendFinished(String backend, Frontier frontier, ResultDocument doc) {}
 
+    @Override
+    public synchronized void backendWaiting(String backend, String reason) {
+        note(backend + " waits: " + reason);
+    }
+
+    @Override
+    public synchronized void startsFromTwin(String backend, String twin, long target) {
+        note(String.format(
+                Locale.ROOT,
+                "%s starts at %,d, the answer of %s: the plan proves both bound by the same rule at the same length",
+                backend,
+                target,
+                twin));
+    }
+
+    @Override
+    public synchronized void searchesWithinStated(String backend, ServedCapacity stated, long largestPrompt) {
+        String what = stated.contextTokens() != null
+                ? String.format(Locale.ROOT, "a context of %,d tokens", stated.contextTokens())
+                : String.format(Locale.ROOT, "a limit of %,d prompt tokens", stated.maxPromptTokens());
+        note(String.format(
+                Locale.ROOT,
+                "%s: the endpoint states %s (%s); searching up to %,d",
+                backend,
+                what,
+                String.join(", ", stated.sources()),
+                largestPrompt));
+    }
+
+    // A line of its own between the steps' lines; a live line being drawn is erased first and redrawn on its tick.
+    private void note(String line) {
+        if (style.quiet()) {
+            return;
+        }
+        if (style.live()) {
+            out.print("\r" + ERASE_TO_END);
+        }
+        out.println(line);
+        out.flush();
+    }
+
     // Target over TTFT, as the reports name it: input tokens over the whole duration would count more than prefill.
     private static String rate(Double tokensPerSecond) {
         return tokensPerSecond == null ? "-" : String.format(Locale.ROOT, "%,.0f", tokensPerSecond);
     }
 
     static String stepLine(int n, Scenario s) {
-        String head = head(n, s.backend(), s.targetLen());
+        String head = head(n, s.backend(), s.targetLen(), s.concurrency());
         if (s.success() && s.metrics() != null) {
             return head
                     + String.format(
                             Locale.ROOT,
-                            "ok    TTFT %s  prefill %s tok/s%s",
+                            "ok    TTFT %s  prefill %s tok/s%s%s%s",
                             duration(s.metrics().ttftMs().mean()),
                             rate(StepFacts.prefillRate(s)),
+                            // An unknown floor is said in plan and the reports; the line stays short.
+                            s.roofline() == null || s.roofline().percent() == null
+                                    ? ""
+                                    : "  roofline " + StepRoofline.cell(s),
+                            // The pass-key answer (docs/results.md#answer), in the words the reports use.
+                            s.answer() == null ? "" : "  answer " + TerminalText.line(StepFacts.answer(s)),
                             s.server() != null && s.server().startupS() != null
                                     ? String.format(
                                             Locale.ROOT,
@@ -362,7 +431,7 @@ final class Console implements RunListener, AutoCloseable {
         }
         String error = s.error() == null ? "" : s.error();
         String outcome = s.outcome().id();
-        return head + "FAIL  " + (error.startsWith(outcome) ? error : outcome + ": " + error);
+        return head + "FAIL  " + TerminalText.line(error.startsWith(outcome) ? error : outcome + ": " + error);
     }
 
     /** The closing summary: frontier lines first, then a table of every step. */
@@ -388,9 +457,9 @@ final class Console implements RunListener, AutoCloseable {
             boolean ok = s.success() && s.metrics() != null;
             out.printf(
                     Locale.ROOT,
-                    "%-10s %,11d %,13d  %-18s %10s %14s%n",
+                    "%-10s %11s %,13d  %-18s %10s %14s%n",
                     s.backend(),
-                    s.targetLen(),
+                    StepFacts.target(s.targetLen(), s.concurrency()),
                     s.maxModelLen(),
                     s.outcome().id(),
                     ok ? duration(s.metrics().ttftMs().mean()) : "-",
@@ -427,8 +496,10 @@ final class Console implements RunListener, AutoCloseable {
     private void frontierLines(ResultDocument doc) {
         int width =
                 doc.frontier().keySet().stream().mapToInt(String::length).max().orElse(6);
-        doc.frontier()
-                .forEach((backend, f) -> out.println(FrontierLine.line(backend, width, f, doc.scenariosOf(backend))));
+        doc.frontier().forEach((backend, f) -> {
+            out.println(FrontierLine.line(backend, width, f, doc.scenariosOf(backend)));
+            FrontierLine.surface(width, f, doc.scenariosOf(backend)).forEach(out::println);
+        });
     }
 
     static String duration(double ms) {

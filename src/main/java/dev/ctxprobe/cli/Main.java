@@ -2,6 +2,7 @@ package dev.ctxprobe.cli;
 
 import dev.ctxprobe.client.Carriers;
 import dev.ctxprobe.experiment.ExperimentError;
+import dev.ctxprobe.report.TerminalText;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -30,12 +31,16 @@ import picocli.CommandLine.Command;
         })
 public final class Main implements Runnable {
 
-    /** Exit codes (README.md#commands): 0 done (failed steps are data), 2 usage or configuration, 130 interrupted. */
+    /**
+     * Exit codes (README.md#commands): 0 done (failed steps are data), 2 usage or configuration, 130 interrupted, 129
+     * interrupted by a hang-up (SIGHUP).
+     */
     public static final int OK = 0;
 
     public static final int FAILED = 1;
     public static final int USAGE = 2;
     public static final int INTERRUPTED = 130;
+    public static final int HUNG_UP = 129;
 
     // picocli names the Java type a value did not convert to: "'abc' is not an int".
     private static final Pattern NOT_A_TYPE = Pattern.compile("is not an? (int|long|short|byte|float|double)\\b");
@@ -43,9 +48,13 @@ public final class Main implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
+    private static volatile boolean standalone;
+
     public static void main(String[] args) {
+        standalone = true;
         // Before any virtual thread: the client's timing needs its carriers however the JVM was started.
         Carriers.configure();
+        ExitSignals.watch();
         int code;
         try {
             code = execute(args);
@@ -54,7 +63,12 @@ public final class Main implements Runnable {
             // non-daemon thread (serve's HTTP server) would keep the JVM running after main has died.
             code = unexpected(t);
         }
-        System.exit(code);
+        System.exit(ExitSignals.exitCode(code));
+    }
+
+    /** Whether this JVM is the ctxprobe process ({@link #main}), not a test's that calls {@link #execute}. */
+    static boolean standalone() {
+        return standalone;
     }
 
     /** Runs a command line and returns its exit code; tests call this instead of {@link #main}. */
@@ -83,7 +97,7 @@ public final class Main implements Runnable {
         PrintWriter err = cmd.getErr();
         if (e instanceof ExitException x) {
             String by = x.saidByCommand() ? cmd.getCommandSpec().qualifiedName() : "ctxprobe";
-            x.lines().forEach(line -> err.println(by + ": " + line));
+            x.lines().forEach(line -> err.println(by + ": " + TerminalText.lines(line)));
             switch (x.help()) {
                 case HINT -> err.println(helpHint(cmd));
                 case USAGE -> cmd.usage(err);
@@ -91,7 +105,7 @@ public final class Main implements Runnable {
             }
         } else if (e instanceof ExperimentError located) {
             // file:line:column first, as compilers write it, so that editors can jump to it.
-            err.println(located.getMessage());
+            err.println(TerminalText.lines(located.getMessage()));
         } else {
             return unexpected(e);
         }
@@ -99,9 +113,21 @@ public final class Main implements Runnable {
         return exitCode(e);
     }
 
+    /** No command: the usage, on stderr with exit code 2, as git and docker do; a silent 0 told a script nothing. */
     @Override
     public void run() {
-        spec.commandLine().usage(System.out);
+        throw ExitException.usage("give a command: "
+                        + String.join(", ", spec.commandLine().getSubcommands().keySet()))
+                .then(ExitException.Help.USAGE);
+    }
+
+    /**
+     * The program as the user typed it, for the commands ctxprobe suggests: {@code ./ctxprobe} in a clone, whose
+     * launcher script names itself in {@code CTXPROBE_PROGRAM}; {@code ctxprobe} otherwise.
+     */
+    static String program() {
+        String typed = System.getenv("CTXPROBE_PROGRAM");
+        return typed == null || typed.isBlank() || typed.chars().anyMatch(Character::isISOControl) ? "ctxprobe" : typed;
     }
 
     /** The version from the jar manifest, or "dev" when running from classes. */
@@ -113,8 +139,10 @@ public final class Main implements Runnable {
     }
 
     /** A message to the user on stderr, prefixed with the program's name. */
+    // Messages quote files and servers (a value, a name, a body): the terminal gets their text, never their
+    // control sequences.
     static void err(String message) {
-        System.err.println("ctxprobe: " + message);
+        System.err.println("ctxprobe: " + TerminalText.lines(message));
     }
 
     /** One sentence about what was wrong on the command line and where help is, instead of picocli's usage dump. */
@@ -129,7 +157,9 @@ public final class Main implements Runnable {
     }
 
     private static String helpHint(CommandLine cmd) {
-        return "Try '" + cmd.getCommandSpec().qualifiedName() + " --help' for more information.";
+        String name = cmd.getCommandSpec().qualifiedName();
+        String typed = name.startsWith("ctxprobe") ? program() + name.substring("ctxprobe".length()) : name;
+        return "Try '" + typed + " --help' for more information.";
     }
 
     static String commandLineProblem(CommandLine.ParameterException e) {

@@ -43,6 +43,19 @@ public final class ReportCommand implements Callable<Integer> {
     @Option(names = "--png", paramLabel = "DIR", description = "also write the charts as PNG files into DIR")
     Path pngDir;
 
+    @Option(
+            names = "--wide",
+            description = "text: every column, unwrapped (by default the text report fits 120 columns; md, html and"
+                    + " csv always show every column)")
+    boolean wide;
+
+    @Option(
+            names = "--label",
+            paramLabel = "NAME",
+            description = "a name for each RESULTS, in order, used instead of the hardware when runs are compared"
+                    + " (give one per RESULTS)")
+    List<String> labels = List.of();
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -70,15 +83,23 @@ public final class ReportCommand implements Callable<Integer> {
                 : out == null
                         ? Format.TEXT
                         : Format.forFileName(out.getFileName().toString()).orElse(Format.TEXT);
-        List<ReportInput> read;
+        if (!labels.isEmpty() && labels.size() != inputs.size()) {
+            throw ExitException.usage("give one --label per RESULTS: " + labels.size() + " --label for " + inputs.size()
+                            + " RESULTS")
+                    .byCommand();
+        }
+        List<ReportInput> read = new ArrayList<>();
         try {
-            read = Reports.read(inputs);
+            for (int i = 0; i < inputs.size(); i++) {
+                String label = labels.isEmpty() ? null : labels.get(i);
+                Reports.read(List.of(inputs.get(i))).forEach(r -> read.add(label == null ? r : r.labelled(label)));
+            }
         } catch (ResultFiles.ResultFileException e) {
             List<String> lines = new ArrayList<>(e.getMessage().lines().toList());
             lines.add("correct the file or leave it out; nothing was written");
             throw ExitException.usage(lines).byCommand();
         }
-        String document = Reports.render(read, chosen);
+        String document = Reports.render(read, chosen, wide);
         PrintWriter err = spec.commandLine().getErr();
         try {
             if (out == null) {

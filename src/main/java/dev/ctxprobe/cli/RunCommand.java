@@ -75,14 +75,33 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     PredictionOptions prediction;
 
+    /** The run's folder once it exists: where results may be kept when the run fails. */
+    private Path runDir;
+
     @Override
     public Integer call() throws ExperimentError {
-        PrintStream stdout = System.out;
-        List<String> notices = new ArrayList<>();
-        RunFolder folder = null;
         // From the first moment to the exit code: a signal while leftovers are stopped or the report is saved must
         // not fall through to the JVM's default, which exits at once.
         Interrupts interrupts = Interrupts.install(Thread.currentThread());
+        int code;
+        try {
+            code = call(interrupts);
+        } finally {
+            interrupts.close();
+        }
+        // A signal that came once the last step was done (during its server's stop, the save, or the last moments
+        // before this line) did not cut the run short, but whoever sent it must see that it was heard.
+        if (code == Main.OK && interrupts.received() > 0) {
+            System.out.println("interrupted after the last step: the run is complete, results and report saved");
+            return interrupts.exitCode();
+        }
+        return code;
+    }
+
+    private int call(Interrupts interrupts) throws ExperimentError {
+        PrintStream stdout = System.out;
+        List<String> notices = new ArrayList<>();
+        RunFolder folder = null;
         try {
             if (parallel < 1) {
                 throw ExitException.usage("--parallel is how many backends run at once: 1 or more, not " + parallel);
@@ -93,16 +112,22 @@ final class RunCommand implements Callable<Integer> {
                         + ")");
             }
             if (file != null && RunFolder.isRunFolder(file)) {
-                throw ExitException.usage(file + " is a run folder: continue it with 'ctxprobe run --resume " + file
-                        + "', or start a new run of its experiment with 'ctxprobe run "
-                        + file.resolve(RunFolder.EXPERIMENT_COPY) + "'");
+                throw ExitException.usage(
+                        file + " is a run folder: continue it with '" + Main.program() + " run --resume "
+                                + file + "', or start a new run of its experiment with '" + Main.program() + " run "
+                                + file.resolve(RunFolder.EXPERIMENT_COPY) + "'");
             }
-            Experiment e;
+            Experiment read;
             if (resume != null) {
+                runDir = resume;
                 folder = RunFolder.resume(resume, notices);
-                e = overridden(folder.experiment());
+                read = folder.experiment();
             } else {
-                e = overridden(Experiments.load(file));
+                read = Experiments.load(file);
+            }
+            Experiment e = overridden(read);
+            if (strategy != null) {
+                read.derivedFor(strategy).ifPresent(stdout::println);
             }
             PredictInputs given = prediction.inputs();
             if (dryRun) {
@@ -114,6 +139,9 @@ final class RunCommand implements Callable<Integer> {
                 return Main.OK;
             }
             notices.forEach(stdout::println);
+            if (e.cells() > 0) {
+                stdout.println(ValidateCommand.matrixLine(e));
+            }
             return execute(e, folder, stdout, given, interrupts);
         } catch (IllegalArgumentException | RunFolder.Refused err) {
             throw ExitException.usage(err.getMessage());
@@ -125,11 +153,11 @@ final class RunCommand implements Callable<Integer> {
             throw ExitException.usage("the steps in " + resume + " do not fit its experiment (" + mismatch.getMessage()
                     + "); restore the folder's experiment.yaml and results.json, or start a new run");
         } catch (IOException err) {
-            throw ExitException.failed(ioProblem(err));
+            throw ExitException.failed(ioProblem(err, runDir));
         } catch (Recorder.NotSaved err) {
             throw ExitException.failed(err.getMessage());
         } catch (UncheckedIOException err) {
-            throw ExitException.failed(ioProblem(err.getCause()));
+            throw ExitException.failed(ioProblem(err.getCause(), runDir));
         } finally {
             if (folder != null) {
                 try {
@@ -138,14 +166,29 @@ final class RunCommand implements Callable<Integer> {
                     // The lock goes with the process anyway.
                 }
             }
-            interrupts.close();
         }
     }
 
-    // The path and the system's reason; a Java I/O exception's message is often the path alone.
-    private static String ioProblem(IOException e) {
+    // The path and the system's reason; a Java I/O exception's message is often the path alone. That results are
+    // kept is said only where a step's are.
+    private static String ioProblem(IOException e, Path runDir) {
         String path = e instanceof java.nio.file.FileSystemException f && f.getFile() != null ? f.getFile() + ": " : "";
-        return path + FileReason.of(e) + "; the results written so far are kept";
+        return path
+                + FileReason.of(e)
+                + (stepsSaved(runDir) ? "; the results written so far are kept in " + runDir : "");
+    }
+
+    private static boolean stepsSaved(Path runDir) {
+        if (runDir == null) {
+            return false;
+        }
+        try {
+            return !dev.ctxprobe.results.ResultFiles.read(runDir.resolve(dev.ctxprobe.results.ResultFiles.NAME))
+                    .scenarios()
+                    .isEmpty();
+        } catch (RuntimeException | dev.ctxprobe.results.ResultFiles.ResultFileException unreadable) {
+            return false;
+        }
     }
 
     private Experiment overridden(Experiment e) {
@@ -160,26 +203,26 @@ final class RunCommand implements Callable<Integer> {
         try (Console console =
                 new Console(stdout, Console.Style.of(quiet, verbose, parallel > 1), before, System::nanoTime)) {
             Run run = new Run(console, stdout::println, given, parallel, interrupts::finishing);
-            result = folder == null ? run.start(e, Experiments.text(file), file, out) : run.resume(folder, e);
+            try {
+                result = folder == null ? run.start(e, Experiments.text(file), file, out) : run.resume(folder, e);
+            } finally {
+                if (console.runDir() != null) {
+                    runDir = console.runDir();
+                }
+            }
             console.summary(result.document(), result.dir());
         }
         if (result.report() != null && !quiet) {
             stdout.println("report:  " + result.report());
         }
         if (result.report() == null) {
-            Main.err("the HTML report could not be written (" + result.reportProblem() + "); run ctxprobe report "
-                    + result.dir() + " to retry");
+            Main.err("the HTML report could not be written (" + result.reportProblem() + "); run " + Main.program()
+                    + " report " + result.dir() + " to retry");
         }
         if (result.ending() == Run.Ending.INTERRUPTED) {
-            stdout.println("interrupted: servers stopped, partial results kept; continue with: ctxprobe run --resume "
-                    + result.dir());
-            return Main.INTERRUPTED;
-        }
-        // A signal that came once the last step was done (during its server's stop, or the save) did not cut the
-        // run short, but whoever sent it must see that it was heard.
-        if (interrupts.received() > 0) {
-            stdout.println("interrupted after the last step: the run is complete, results and report saved");
-            return Main.INTERRUPTED;
+            stdout.println("interrupted: servers stopped, partial results kept; continue with: " + Main.program()
+                    + " run --resume " + result.dir());
+            return interrupts.exitCode();
         }
         return Main.OK;
     }

@@ -10,6 +10,7 @@ import dev.ctxprobe.embedded.OpenAiServer;
 import dev.ctxprobe.experiment.FileReason;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -27,6 +28,8 @@ public final class ServeCommand implements Callable<Integer> {
 
     /** llama.cpp could not allocate the context. */
     public static final int ALLOCATION_FAILED = 4;
+
+    private static final int MIN_SLOT_TOKENS = 2;
 
     @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address to bind (default: ${DEFAULT-VALUE}).")
     String host;
@@ -57,6 +60,14 @@ public final class ServeCommand implements Callable<Integer> {
     int ctxSize;
 
     @Option(
+            names = "--parallel",
+            defaultValue = "1",
+            paramLabel = "N",
+            description = "Parallel slots (llama.cpp's n_parallel), each with --ctx-size / N tokens of the context"
+                    + " (default: ${DEFAULT-VALUE}).")
+    int parallel;
+
+    @Option(
             names = "--kv-memory",
             defaultValue = "1GiB",
             paramLabel = "SIZE",
@@ -73,12 +84,14 @@ public final class ServeCommand implements Callable<Integer> {
             if (ctxSize < 1 || port < 0 || port > 65535 || (threads != null && threads < 1)) {
                 throw new IllegalArgumentException("--ctx-size and --threads must be positive, --port within 0..65535");
             }
+            checkParallel();
             options = new EmbeddedServer.Options(
                     host,
                     port,
                     model,
                     ModelShape.demo(shape),
                     ctxSize,
+                    parallel,
                     KvBudget.parseSize(kvMemory),
                     threads == null ? Runtime.getRuntime().availableProcessors() : threads);
             if (model != null) {
@@ -121,6 +134,30 @@ public final class ServeCommand implements Callable<Integer> {
                         "ctxprobe-serve-shutdown"));
         stopped.await();
         return Main.OK;
+    }
+
+    /**
+     * Each slot holds {@code n_ctx / N} tokens (docs/engines.md, embedded) and must hold at least a prompt token and
+     * the token generated after it.
+     */
+    private void checkParallel() {
+        if (parallel < 1) {
+            throw new IllegalArgumentException(
+                    "--parallel must be at least 1 (the slots that decode requests together), got " + parallel);
+        }
+        int ctx = KvBudget.roundCtx(ctxSize);
+        if (LlamaEngine.slotContext(ctx, parallel) < MIN_SLOT_TOKENS) {
+            throw new IllegalArgumentException(String.format(
+                    Locale.ROOT,
+                    "--parallel %d splits a context of %,d tokens into slots of %d; each slot needs at least %d"
+                            + " tokens (a prompt token and a generated one): give --parallel at most %,d or a larger"
+                            + " --ctx-size",
+                    parallel,
+                    ctx,
+                    LlamaEngine.slotContext(ctx, parallel),
+                    MIN_SLOT_TOKENS,
+                    ctx / MIN_SLOT_TOKENS));
+        }
     }
 
     private static ExitException usageError(String message) {

@@ -10,7 +10,7 @@ final class StrategyOption implements CommandLine.ITypeConverter<Experiment.Stra
         try {
             return Experiment.Strategy.of(value);
         } catch (IllegalArgumentException e) {
-            throw new CommandLine.TypeConversionException("--" + e.getMessage());
+            throw new CommandLine.TypeConversionException(e.getMessage());
         }
     }
 }

@@ -72,6 +72,14 @@ public final class CompletionClient implements AutoCloseable {
         }
     }
 
+    /**
+     * Warms the read path now, once per process ({@link WarmUp}), as the first client does anyway: so that work before
+     * a step's requests (a pass-key control) is timed without it.
+     */
+    public static void warmUp() {
+        WarmUp.once();
+    }
+
     /** {@code base + "/v1/" + path}, tolerating a trailing slash or {@code /v1} on the base. */
     static String endpoint(String baseUrl, String path) {
         String base = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
@@ -215,8 +223,21 @@ public final class CompletionClient implements AutoCloseable {
         return RequestOutcome.CONNECTION_FAILED;
     }
 
-    private static String describe(Throwable e) {
-        StringBuilder text = new StringBuilder(e.getClass().getSimpleName());
+    // What happened to the connection in words, never a Java class name (docs/results.md#requests), then
+    // the system's own message.
+    static String describe(Throwable e) {
+        StringBuilder text = new StringBuilder(
+                switch (e) {
+                    case java.io.EOFException x -> "the connection ended early";
+                    case java.net.ConnectException x -> "the connection was refused";
+                    case java.net.NoRouteToHostException x -> "no route to the host";
+                    case java.net.UnknownHostException x -> "unknown host";
+                    case SocketTimeoutException x -> "no answer in time";
+                    case ProtocolException x -> "not a valid HTTP answer";
+                    case java.net.SocketException x -> "the connection failed";
+                    case IOException x -> "the connection failed";
+                    default -> "the request failed";
+                });
         if (e.getMessage() != null) {
             text.append(": ").append(e.getMessage());
         }
@@ -261,7 +282,10 @@ public final class CompletionClient implements AutoCloseable {
                 tpot,
                 reading.itlMs(),
                 reading.errorText,
-                reading.counting != null ? reading.counting.bytes : 0);
+                reading.counting != null ? reading.counting.bytes : 0,
+                reading.cachedTokens,
+                reading.textHead.toString(),
+                reading.promptTokensWritten);
     }
 
     private static double millis(long nanos) {

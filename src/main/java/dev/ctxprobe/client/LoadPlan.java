@@ -18,6 +18,8 @@ import java.util.Objects;
  * @param requestTimeout bound on each whole request
  * @param apiKey sent as a bearer token when not null; never printed
  * @param limits how much of each response is read before it counts as too large
+ * @param passkey the measured requests' pass-key prompts (docs/search.md#the-frontier-of-right-answers); null for
+ *     prompts of random ids
  */
 public record LoadPlan(
         String baseUrl,
@@ -31,7 +33,38 @@ public record LoadPlan(
         TokenRange range,
         Duration requestTimeout,
         String apiKey,
-        ReadLimits limits) {
+        ReadLimits limits,
+        PasskeyPrompt passkey) {
+
+    /** A plan whose prompts are random ids. */
+    public LoadPlan(
+            String baseUrl,
+            String model,
+            long targetLen,
+            int outputLen,
+            int numPrompts,
+            int maxConcurrency,
+            double requestRate,
+            int warmup,
+            TokenRange range,
+            Duration requestTimeout,
+            String apiKey,
+            ReadLimits limits) {
+        this(
+                baseUrl,
+                model,
+                targetLen,
+                outputLen,
+                numPrompts,
+                maxConcurrency,
+                requestRate,
+                warmup,
+                range,
+                requestTimeout,
+                apiKey,
+                limits,
+                null);
+    }
 
     // A record prints every field; the key must never reach a log, an exception or a report.
     @Override
@@ -39,7 +72,8 @@ public record LoadPlan(
         return "LoadPlan[baseUrl=" + baseUrl + ", model=" + model + ", targetLen=" + targetLen + ", outputLen="
                 + outputLen + ", numPrompts=" + numPrompts + ", maxConcurrency=" + maxConcurrency + ", requestRate="
                 + requestRate + ", warmup=" + warmup + ", range=" + range + ", requestTimeout=" + requestTimeout
-                + ", apiKey=" + (apiKey == null ? "none" : "***") + ", limits=" + limits + "]";
+                + ", apiKey=" + (apiKey == null ? "none" : "***") + ", limits=" + limits + ", passkey="
+                + (passkey != null) + "]";
     }
 
     public LoadPlan {

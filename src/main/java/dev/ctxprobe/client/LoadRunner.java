@@ -179,7 +179,11 @@ public final class LoadRunner {
     }
 
     private CompletionRequest request(int index, boolean warmup, long key) {
-        byte[] body = TokenPrompts.body(plan.model(), plan.targetLen(), plan.outputLen(), plan.range(), key);
+        PasskeyPrompt passkey = plan.passkey();
+        // Warm-ups stay random: only the measured requests are judged on their answer.
+        byte[] body = passkey != null && !warmup && index < passkey.count()
+                ? TokenPrompts.body(plan.model(), passkey.ids(index), plan.outputLen())
+                : TokenPrompts.body(plan.model(), plan.targetLen(), plan.outputLen(), plan.range(), key);
         return new CompletionRequest(index, warmup, plan.targetLen(), body);
     }
 

@@ -45,13 +45,28 @@ public final class PlainGet {
     static Answer get(String url, String authorization, Duration timeout, long maxBytes, String threadName)
             throws IOException {
         String headers = authorization == null ? "" : "Authorization: " + authorization + "\r\n";
-        return exchange(url, headers, timeout, threadName, (exchange, head) -> {
-            BufferedSource body = Okio.buffer(exchange.body(head));
-            body.request(maxBytes + 1);
-            String text =
-                    body.getBuffer().size() > maxBytes ? null : body.getBuffer().readString(StandardCharsets.UTF_8);
-            return new Answer(url, head.status(), text);
-        });
+        return exchange(
+                url, headers, null, timeout, threadName, (exchange, head) -> answer(url, exchange, head, maxBytes));
+    }
+
+    /**
+     * {@code POST url} of a JSON body, as {@link #get} otherwise: a server's {@code /tokenize} (docs/search.md#the-frontier-of-right-answers).
+     */
+    static Answer postJson(
+            String url, String authorization, byte[] json, Duration timeout, long maxBytes, String threadName)
+            throws IOException {
+        String headers = authorization == null ? "" : "Authorization: " + authorization + "\r\n";
+        return exchange(
+                url, headers, json, timeout, threadName, (exchange, head) -> answer(url, exchange, head, maxBytes));
+    }
+
+    private static Answer answer(String url, Http1Exchange exchange, Http1Exchange.Head head, long maxBytes)
+            throws IOException {
+        BufferedSource body = Okio.buffer(exchange.body(head));
+        body.request(maxBytes + 1);
+        String text =
+                body.getBuffer().size() > maxBytes ? null : body.getBuffer().readString(StandardCharsets.UTF_8);
+        return new Answer(url, head.status(), text);
     }
 
     /**
@@ -63,23 +78,28 @@ public final class PlainGet {
      * @throws IOException when the URL is not {@code http://}, the server cannot be reached or breaks HTTP/1.1
      */
     public static int status(String url, Duration timeout, String threadName) throws IOException {
-        return exchange(url, "", timeout, threadName, (exchange, head) -> head.status());
+        return exchange(url, "", null, timeout, threadName, (exchange, head) -> head.status());
     }
 
     private static <T> T exchange(
-            String url, String extraHeaders, Duration timeout, String threadName, Reading<T> reading)
+            String url, String extraHeaders, byte[] json, Duration timeout, String threadName, Reading<T> reading)
             throws IOException {
+        String method = json == null ? "GET" : "POST";
         Http1Exchange.Target target;
         try {
             target = Http1Exchange.Target.of(url);
         } catch (IllegalArgumentException e) {
-            throw new IOException("cannot GET " + url + ": " + e.getMessage(), e);
+            throw new IOException("cannot " + method + " " + url + ": " + e.getMessage(), e);
         }
         int millis = (int) Math.clamp(timeout.toMillis(), 1, Integer.MAX_VALUE);
         Http1Exchange exchange = Http1Exchange.unconnected();
         FutureTask<T> task = new FutureTask<>(() -> {
             exchange.connect(target, millis);
-            exchange.get(target, extraHeaders);
+            if (json == null) {
+                exchange.get(target, extraHeaders);
+            } else {
+                exchange.post(target, extraHeaders, "application/json", "application/json", json);
+            }
             return reading.read(exchange, exchange.readHead());
         });
         Thread.ofVirtual().name(threadName).start(task);
@@ -89,12 +109,12 @@ public final class PlainGet {
             Thread.currentThread().interrupt();
             throw new InterruptedIOException("interrupted while asking " + url);
         } catch (TimeoutException e) {
-            throw new SocketTimeoutException("GET " + url + " did not answer within " + millis + " ms");
+            throw new SocketTimeoutException(method + " " + url + " did not answer within " + millis + " ms");
         } catch (ExecutionException e) {
             if (e.getCause() instanceof IOException io) {
                 throw io;
             }
-            throw new IOException("GET " + url + " failed: " + e.getCause(), e.getCause());
+            throw new IOException(method + " " + url + " failed: " + e.getCause(), e.getCause());
         } finally {
             exchange.close();
         }

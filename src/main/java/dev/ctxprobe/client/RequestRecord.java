@@ -29,6 +29,12 @@ import java.util.List;
  * @param itlMs gaps between consecutive choice-bearing events in ms
  * @param errorText the head of a non-200 body, the error event's JSON, or the exception's message
  * @param bytesReceived response body bytes read
+ * @param cachedTokens prompt tokens the server reported taking from its cache (vLLM's and SGLang's
+ *     {@code usage.prompt_tokens_details.cached_tokens}, SGLang's {@code meta_info.cached_tokens}, llama.cpp's
+ *     {@code timings.cache_n}); null when not reported
+ * @param textHead the start of the output text, at most 64 characters: where a pass key is read
+ * @param promptTokensWritten {@code usage.prompt_tokens} as the server wrote it when it was no whole number (text
+ *     such as {@code "1024"}, {@code 1e400}); null when it was one or was not reported
  */
 public record RequestRecord(
         int index,
@@ -52,10 +58,67 @@ public record RequestRecord(
         Double tpotMs,
         List<Double> itlMs,
         String errorText,
-        long bytesReceived) {
+        long bytesReceived,
+        Integer cachedTokens,
+        String textHead,
+        String promptTokensWritten) {
 
     public RequestRecord {
         itlMs = List.copyOf(itlMs);
+    }
+
+    /** A request whose {@code usage.prompt_tokens}, if any, was a whole number. */
+    public RequestRecord(
+            int index,
+            boolean warmup,
+            long targetLen,
+            int httpStatus,
+            RequestOutcome outcome,
+            Integer promptTokens,
+            Integer completionTokens,
+            String finishReason,
+            int choiceEvents,
+            boolean sawDone,
+            long tStartNanos,
+            Long tSendNanos,
+            Long tFirstNanos,
+            Long tLastNanos,
+            long tEndNanos,
+            Double sendMs,
+            Double ttftMs,
+            Double e2eMs,
+            Double tpotMs,
+            List<Double> itlMs,
+            String errorText,
+            long bytesReceived,
+            Integer cachedTokens,
+            String textHead) {
+        this(
+                index,
+                warmup,
+                targetLen,
+                httpStatus,
+                outcome,
+                promptTokens,
+                completionTokens,
+                finishReason,
+                choiceEvents,
+                sawDone,
+                tStartNanos,
+                tSendNanos,
+                tFirstNanos,
+                tLastNanos,
+                tEndNanos,
+                sendMs,
+                ttftMs,
+                e2eMs,
+                tpotMs,
+                itlMs,
+                errorText,
+                bytesReceived,
+                cachedTokens,
+                textHead,
+                null);
     }
 
     /** HTTP 200, at least one choice-bearing event, and no error event. */

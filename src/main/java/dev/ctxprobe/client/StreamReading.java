@@ -26,13 +26,20 @@ final class StreamReading {
     private static final byte[] DATA = ascii("data:");
     private static final byte[] DONE = ascii("[DONE]");
     private static final byte[] ERROR = ascii("error:");
+    static final int TEXT_HEAD_CHARS = 64;
     private static final byte[][] IGNORED_FIELDS = {ascii("event:"), ascii("id:"), ascii("retry:")};
 
     int status;
     RequestOutcome outcome;
     String errorText;
     Integer promptTokens;
+    /** {@code usage.prompt_tokens} as written, when it was there but no whole number ("1024" as text, 1e400). */
+    String promptTokensWritten;
+
     Integer completionTokens;
+    /** Prompt tokens the server took from its cache (docs/results.md, "% of roofline"); null when not reported. */
+    Integer cachedTokens;
+
     String finishReason;
     int choiceEvents;
     boolean sawDone;
@@ -41,6 +48,11 @@ final class StreamReading {
     CountingSource counting;
     /** The first event that carried neither choices, usage nor an error: what a server said instead. */
     private String unrecognized;
+    /**
+     * The start of the first choice's text, up to {@link #TEXT_HEAD_CHARS}: where a pass key's answer is read
+     * (docs/results.md#answer). Only this much is kept, so a long output costs nothing more.
+     */
+    final StringBuilder textHead = new StringBuilder();
     /** Run once, right after the first token's arrival was stamped; null for none. */
     Runnable onFirstToken;
 
@@ -169,7 +181,9 @@ final class StreamReading {
         boolean choices = false;
         boolean usage = false;
         Integer prompt = null;
+        String promptWritten = null;
         Integer completion = null;
+        Integer cached = null;
         String reason = null;
         boolean trailing;
         try (JsonParser p = JSON.createParser(data, from, to - from)) {
@@ -190,7 +204,7 @@ final class StreamReading {
                             if (value == JsonToken.START_ARRAY) {
                                 choices = p.nextToken() != JsonToken.END_ARRAY;
                                 if (choices) {
-                                    reason = firstFinishReason(p);
+                                    reason = firstChoice(p);
                                 }
                             } else {
                                 p.skipChildren();
@@ -204,8 +218,13 @@ final class StreamReading {
                                     p.nextToken();
                                     if (field.equals("prompt_tokens")) {
                                         prompt = intOrNull(p);
+                                        promptWritten = prompt == null ? written(p) : null;
                                     } else if (field.equals("completion_tokens")) {
                                         completion = intOrNull(p);
+                                    } else if (field.equals("cached_tokens")) {
+                                        cached = intOrNull(p);
+                                    } else if (field.equals("prompt_tokens_details")) {
+                                        cached = orElse(nested(p, "cached_tokens"), cached);
                                     }
                                     p.skipChildren();
                                 }
@@ -213,6 +232,9 @@ final class StreamReading {
                                 p.skipChildren();
                             }
                         }
+                        // llama.cpp's timings.cache_n, SGLang's native meta_info.cached_tokens.
+                        case "timings" -> cached = orElse(nested(p, "cache_n"), cached);
+                        case "meta_info" -> cached = orElse(nested(p, "cached_tokens"), cached);
                         default -> p.skipChildren();
                     }
                 }
@@ -233,7 +255,11 @@ final class StreamReading {
         }
         if (usage) {
             promptTokens = prompt;
+            promptTokensWritten = promptWritten;
             completionTokens = completion;
+        }
+        if (cached != null) {
+            cachedTokens = cached;
         }
         if (!usage && !choices && unrecognized == null) {
             unrecognized = truncate(text(data, from, to));
@@ -267,15 +293,21 @@ final class StreamReading {
 
     /**
      * With the parser on the first element of a non-empty {@code choices} array: that choice's string
-     * {@code finish_reason} or null, leaving the parser on the array's end.
+     * {@code finish_reason} or null, leaving the parser on the array's end; its {@code text} goes to {@link
+     * #textHead} while that is short.
      */
-    private static String firstFinishReason(JsonParser p) {
+    private String firstChoice(JsonParser p) {
         String reason = null;
         if (p.currentToken() == JsonToken.START_OBJECT) {
             while (p.nextToken() == JsonToken.PROPERTY_NAME) {
-                boolean isReason = p.currentName().equals("finish_reason");
-                if (p.nextToken() == JsonToken.VALUE_STRING && isReason) {
-                    reason = p.getString();
+                String field = p.currentName();
+                if (p.nextToken() == JsonToken.VALUE_STRING) {
+                    if (field.equals("finish_reason")) {
+                        reason = p.getString();
+                    } else if (field.equals("text") && textHead.length() < TEXT_HEAD_CHARS) {
+                        String text = p.getString();
+                        textHead.append(text, 0, Math.min(text.length(), TEXT_HEAD_CHARS - textHead.length()));
+                    }
                 }
                 p.skipChildren();
             }
@@ -286,6 +318,40 @@ final class StreamReading {
             p.skipChildren();
         }
         return reason;
+    }
+
+    // A value that is there but is no count, as the server wrote it; null for JSON's null (not reported).
+    private static String written(JsonParser p) {
+        JsonToken token = p.currentToken();
+        if (token == JsonToken.VALUE_NULL || token == null) {
+            return null;
+        }
+        if (token == JsonToken.VALUE_STRING) {
+            return "\"" + truncate(p.getString()) + "\"";
+        }
+        return token.isScalarValue() ? truncate(p.getText()) : token == JsonToken.START_OBJECT ? "an object" : "a list";
+    }
+
+    /** The whole-number field {@code name} of the object the parser is at, which is read to its end. */
+    private static Integer nested(JsonParser p, String name) {
+        if (p.currentToken() != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return null;
+        }
+        Integer found = null;
+        while (p.nextToken() == JsonToken.PROPERTY_NAME) {
+            String field = p.currentName();
+            p.nextToken();
+            if (field.equals(name)) {
+                found = intOrNull(p);
+            }
+            p.skipChildren();
+        }
+        return found;
+    }
+
+    private static Integer orElse(Integer value, Integer fallback) {
+        return value != null ? value : fallback;
     }
 
     private static Integer intOrNull(JsonParser p) {

@@ -66,6 +66,33 @@ public final class TokenPrompts {
         return out;
     }
 
+    /** The JSON body of one streaming completion request whose prompt is {@code ids}, as given. */
+    public static byte[] body(String model, int[] ids, int maxTokens) {
+        byte[] head = head(model);
+        byte[] maxTokensDigits = ascii(Integer.toString(maxTokens));
+        long size = (long) head.length + SUFFIX_HEAD.length + maxTokensDigits.length + SUFFIX_TAIL.length;
+        size += Math.max(0, ids.length - 1);
+        for (int id : ids) {
+            size += digits(id);
+        }
+        if (size > Integer.MAX_VALUE - 16) {
+            throw new IllegalArgumentException(
+                    "a prompt of " + ids.length + " tokens needs a " + size + "-byte body, beyond one Java array");
+        }
+        byte[] out = new byte[(int) size];
+        int pos = put(out, 0, head);
+        for (int i = 0; i < ids.length; i++) {
+            if (i > 0) {
+                out[pos++] = ',';
+            }
+            pos = putInt(out, pos, ids[i]);
+        }
+        pos = put(out, pos, SUFFIX_HEAD);
+        pos = put(out, pos, maxTokensDigits);
+        put(out, pos, SUFFIX_TAIL);
+        return out;
+    }
+
     private static byte[] head(String model) {
         // Jackson quotes and escapes the model name; everything else is ASCII we control.
         byte[] quotedModel = JSON.writeValueAsBytes(model);

@@ -9,6 +9,8 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import okio.BufferedSource;
 import okio.Okio;
@@ -28,7 +30,14 @@ final class WarmUp {
     /** The most it may take on a loaded machine: it comes before a step's first request. */
     static final Duration BUDGET = Duration.ofSeconds(3);
 
+    /**
+     * Rounds of the pass-key prompt's {@code /tokenize} calls, as a step's first prompt asks them: its opening, filler,
+     * cue and needle at once.
+     */
+    static final int TOKENIZE_ROUNDS = 150;
+
     private static final AtomicBoolean DONE = new AtomicBoolean();
+    private static final AtomicBoolean TOKENIZER_DONE = new AtomicBoolean();
 
     private WarmUp() {}
 
@@ -37,11 +46,35 @@ final class WarmUp {
         if (!DONE.compareAndSet(false, true)) {
             return;
         }
+        warm(WarmUp::send);
+    }
+
+    /**
+     * Warms the path of {@link ServerTokenizer} too, the first time it is called in this process: a run with a
+     * pass-key check asks the server's {@code /tokenize} before its first step's requests, and measured in a fresh
+     * process that path's first calls (connect, the JSON written and read, the calls' virtual threads) cost tens of
+     * milliseconds of the client's own (docs/search.md#the-frontier-of-right-answers).
+     */
+    static void onceWithTokenizer() {
+        once();
+        if (!TOKENIZER_DONE.compareAndSet(false, true)) {
+            return;
+        }
+        warm(WarmUp::tokenize);
+    }
+
+    /** What a warm-up client does against the loopback answerer on {@code port} until {@code until}. */
+    private interface Calls {
+        void run(int port, long until);
+    }
+
+    /** Runs {@code calls} against a loopback answerer within the budget, then waits for the compiler to settle. */
+    private static void warm(Calls calls) {
         long until = System.nanoTime() + BUDGET.toNanos();
         try (ServerSocket listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             Thread server =
                     Thread.ofPlatform().name("ctxprobe-warm-up").daemon(true).start(() -> answer(listener));
-            Thread client = Thread.ofVirtual().start(() -> send(listener.getLocalPort(), until));
+            Thread client = Thread.ofVirtual().start(() -> calls.run(listener.getLocalPort(), until));
             client.join();
             listener.close();
             server.join(1000);
@@ -53,6 +86,22 @@ final class WarmUp {
             return;
         }
         awaitQuietCompiler(until);
+    }
+
+    private static void tokenize(int port, long until) {
+        List<ServerTokenizer.Text> texts = new ArrayList<>(PasskeyPrompt.Pieces.texts());
+        texts.add(new ServerTokenizer.Text("\nThe pass key is 48213. Remember it.\n", false));
+        for (int i = 0; i < TOKENIZE_ROUNDS && System.nanoTime() < until; i++) {
+            // Both shapes of the question: vLLM's and llama.cpp's.
+            ServerTokenizer.Api api = ServerTokenizer.Api.values()[i % ServerTokenizer.Api.values().length];
+            ServerTokenizer t =
+                    new ServerTokenizer("http://127.0.0.1:" + port, "warm-up", null, api, Duration.ofSeconds(2));
+            try {
+                t.ids(texts);
+            } catch (IOException e) {
+                return;
+            }
+        }
     }
 
     private static void send(int port, long until) {
@@ -67,15 +116,20 @@ final class WarmUp {
         }
     }
 
-    /** Answers each connection with the canned stream, one at a time, until the listener is closed. */
+    /**
+     * Answers each connection, one at a time, until the listener is closed: {@code POST /tokenize} with a list of
+     * ids, anything else with the canned stream.
+     */
     private static void answer(ServerSocket listener) {
         byte[][] response = response();
+        byte[][] tokens = tokens();
         while (!listener.isClosed()) {
             try (Socket s = listener.accept()) {
                 s.setTcpNoDelay(true);
                 BufferedSource in = Okio.buffer(Okio.source(s.getInputStream()));
                 long length = 0;
-                String line;
+                String line = Http1Exchange.line(in, Http1Exchange.HEAD_BYTES, "the request");
+                boolean tokenize = line.startsWith("POST /tokenize ");
                 while (!(line = Http1Exchange.line(in, Http1Exchange.HEAD_BYTES, "the request")).isEmpty()) {
                     if (line.regionMatches(true, 0, "Content-Length:", 0, 15)) {
                         length = Long.parseLong(line.substring(15).strip());
@@ -83,7 +137,7 @@ final class WarmUp {
                 }
                 in.skip(length);
                 OutputStream out = s.getOutputStream();
-                for (byte[] piece : response) {
+                for (byte[] piece : tokenize ? tokens : response) {
                     out.write(piece);
                     out.flush();
                 }
@@ -114,6 +168,18 @@ final class WarmUp {
         String head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
                 + "transfer-encoding: chunked\r\n\r\n";
         return new byte[][] {ascii(head), ascii(events.toString())};
+    }
+
+    /** A {@code /tokenize} answer in llama.cpp's shape, as long as a needle's. */
+    private static byte[][] tokens() {
+        StringBuilder ids = new StringBuilder("{\"tokens\":[1");
+        for (int i = 0; i < 40; i++) {
+            ids.append(',').append(100 + i);
+        }
+        String body = ids.append("]}").toString();
+        String head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: " + body.length()
+                + "\r\nconnection: close\r\n\r\n";
+        return new byte[][] {ascii(head), ascii(body)};
     }
 
     private static byte[] ascii(String s) {

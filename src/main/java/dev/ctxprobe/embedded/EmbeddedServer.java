@@ -15,9 +15,19 @@ import java.util.Locale;
 public final class EmbeddedServer {
     public static final String PREFIX = "ctxprobe-serve: ";
 
-    /** What to serve; {@code model} null means the cached demo model of {@code shape}. */
+    /**
+     * What to serve; {@code model} null means the cached demo model of {@code shape}; {@code parallel} slots share
+     * out the context.
+     */
     public record Options(
-            String host, int port, Path model, ModelShape shape, int ctxSize, long kvBudgetBytes, int threads) {}
+            String host,
+            int port,
+            Path model,
+            ModelShape shape,
+            int ctxSize,
+            int parallel,
+            long kvBudgetBytes,
+            int threads) {}
 
     /** The context does not fit the KV budget; the message is the stable refusal line. */
     public static final class KvBudgetExceededException extends Exception {
@@ -55,12 +65,13 @@ public final class EmbeddedServer {
         if (!budget.holds(ctx)) {
             throw new KvBudgetExceededException(budget.refusalLine(ctx));
         }
+        out.println(PREFIX + slotsLine(ctx, o.parallel()));
         String modelId = demo ? "ctxprobe-" + shape.name() : shape.name();
         // Before binding: a library that does not load must end the process, not leave a server at 503 forever.
         LlamaBridge.loadNativeLibrary();
-        OpenAiServer server = bind(o, modelId, shape.vocabSize());
+        OpenAiServer server = bind(o, modelId, shape);
         try {
-            server.attach(LlamaEngine.load(modelFile, ctx, o.threads(), demo));
+            server.attach(LlamaEngine.load(modelFile, ctx, o.parallel(), o.threads(), demo));
         } catch (LlamaEngine.ContextAllocationException | RuntimeException | Error e) {
             // The HTTP server's thread is not a daemon: left open, it would keep a failed process alive.
             server.close();
@@ -71,9 +82,20 @@ public final class EmbeddedServer {
         return server;
     }
 
-    private static OpenAiServer bind(Options o, String modelId, int vocabSize) throws IOException, BindFailedException {
+    /**
+     * The slots and each one's context in llama-server's own words (current builds: {@code initializing, n_slots = 4,
+     * n_ctx_slot = 8192, kv_unified = 'true'}), which engine profiles read as llama-server's. The binding's llama.cpp
+     * always splits: {@code kv_unified} is {@code 'false'}, even for one slot that holds the whole context.
+     */
+    static String slotsLine(int ctx, int parallel) {
+        return "initializing, n_slots = " + parallel + ", n_ctx_slot = " + LlamaEngine.slotContext(ctx, parallel)
+                + ", kv_unified = 'false'";
+    }
+
+    private static OpenAiServer bind(Options o, String modelId, ModelShape shape)
+            throws IOException, BindFailedException {
         try {
-            return OpenAiServer.start(o.host(), o.port(), modelId, vocabSize);
+            return OpenAiServer.start(o.host(), o.port(), modelId, shape);
         } catch (BindException e) {
             throw new BindFailedException(
                     String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT).contains("already in use")

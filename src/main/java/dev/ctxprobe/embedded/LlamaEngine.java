@@ -9,12 +9,17 @@ import de.kherud.llama.ModelParameters;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.IntStream;
 
 /**
- * One llama.cpp context with one slot: completions run one at a time, later requests wait their turn, like a
- * llama-server started with {@code -np 1}.
+ * One llama.cpp context with {@code n_parallel} slots, like a llama-server started with {@code -np N}: up to N
+ * completions are decoded together in one batch, later requests wait for a free slot. The binding's llama.cpp predates
+ * the unified KV cache option ({@code --kv-unified}), so its server gives each slot {@code n_ctx / N} cells and a
+ * request must fit its slot (docs/engines.md, embedded).
  */
 public final class LlamaEngine {
 
@@ -47,20 +52,32 @@ public final class LlamaEngine {
 
     private final LlamaModel model;
     private final int nCtx;
+    private final int slots;
     private final boolean byteVocab;
-    private final ReentrantLock slot = new ReentrantLock(true);
+    // Free slot ids, handed out in arrival order: at most n_parallel completions reach llama.cpp at once.
+    private final BlockingQueue<Integer> free;
+    private final Set<Integer> busy = ConcurrentHashMap.newKeySet();
 
-    private LlamaEngine(LlamaModel model, int nCtx, boolean byteVocab) {
+    private LlamaEngine(LlamaModel model, int nCtx, int slots, boolean byteVocab) {
         this.model = model;
         this.nCtx = nCtx;
+        this.slots = slots;
         this.byteVocab = byteVocab;
+        this.free = new ArrayBlockingQueue<>(slots, true);
+        IntStream.range(0, slots).forEach(free::add);
+    }
+
+    /** The context of each slot when {@code ctx} (already rounded) is split into {@code slots}, as llama.cpp does. */
+    public static int slotContext(int ctx, int slots) {
+        return ctx / slots;
     }
 
     /**
-     * Loads {@code modelFile} with a context of {@code ctx} tokens (already rounded), context shift off so that an
-     * over-long prompt is an error instead of silent truncation. llama.cpp logs to the process's stdout.
+     * Loads {@code modelFile} with a context of {@code ctx} tokens (already rounded) split into {@code slots}
+     * parallel slots, context shift off so that an over-long prompt is an error instead of silent truncation.
+     * llama.cpp logs to the process's stdout.
      */
-    public static LlamaEngine load(Path modelFile, int ctx, int threads, boolean byteVocab)
+    public static LlamaEngine load(Path modelFile, int ctx, int slots, int threads, boolean byteVocab)
             throws ContextAllocationException, InterruptedException {
         LlamaLog llamaLog = LlamaLog.create();
         ModelParameters params = new ModelParameters()
@@ -68,11 +85,11 @@ public final class LlamaEngine {
                 .setCtxSize(ctx)
                 .setThreads(threads)
                 .setThreadsBatch(threads)
-                .setParallel(1)
+                .setParallel(slots)
                 .disableContextShift()
                 .setLogFile(llamaLog.file().toString());
         try {
-            return new LlamaEngine(new LlamaModel(params), ctx, byteVocab);
+            return new LlamaEngine(new LlamaModel(params), ctx, slots, byteVocab);
         } catch (RuntimeException e) {
             if (!LlamaBridge.isLlamaException(e)) {
                 throw e;
@@ -84,8 +101,23 @@ public final class LlamaEngine {
         }
     }
 
+    /** The context one request may fill: its slot's share of n_ctx. */
     public int contextSize() {
+        return slotContext(nCtx, slots);
+    }
+
+    /** n_ctx, the whole context the slots share out. */
+    public int totalContext() {
         return nCtx;
+    }
+
+    public int slots() {
+        return slots;
+    }
+
+    /** Whether slot {@code id} (0 to slots - 1) runs a completion now. */
+    public boolean isProcessing(int id) {
+        return busy.contains(id);
     }
 
     /** Text to token ids without BOS, as llama-server's {@code /tokenize} does by default. */
@@ -95,7 +127,7 @@ public final class LlamaEngine {
 
     /**
      * Runs one completion of exactly {@code maxTokens} tokens after the prompt {@code ids} (sent as ids, no BOS), waiting
-     * for the slot. The caller has checked that the prompt and the tokens fit the context.
+     * for a free slot. The caller has checked that the prompt and the tokens fit a slot's context.
      */
     public Completion complete(int[] ids, int maxTokens, float temperature, long seed, TokenSink sink)
             throws IOException, InterruptedException {
@@ -110,7 +142,8 @@ public final class LlamaEngine {
             params.disableTokenIds(BANNED);
         }
         LlamaBridge.setPromptIds(params, ids);
-        slot.lockInterruptibly();
+        int slot = free.take();
+        busy.add(slot);
         try {
             LlamaIterator it = model.generate(params).iterator();
             int tokens = 0;
@@ -130,7 +163,8 @@ public final class LlamaEngine {
             }
             return new Completion(ids.length, tokens, tokens < maxTokens ? "stop" : "length");
         } finally {
-            slot.unlock();
+            busy.remove(slot);
+            free.add(slot);
         }
     }
 }

@@ -20,8 +20,8 @@ import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The OpenAI-compatible HTTP face of the embedded engine: {@code /health}, {@code /v1/models}, {@code
- * /v1/completions} (vLLM's JSON and SSE shapes) and {@code /tokenize} (vLLM's {@code prompt} or llama-server's {@code
- * content}). Answers 503 until an engine is attached. Every error, whatever its status, has the shape of vLLM's
+ * /v1/completions} (vLLM's JSON and SSE shapes), {@code /tokenize} (vLLM's {@code prompt} or llama-server's {@code
+ * content}), and llama-server's {@code /props} and {@code /slots}, which state the slots. Answers 503 until an engine is attached. Every error, whatever its status, has the shape of vLLM's
  * current OpenAI server, {@code {"error": {"message", "type", "param", "code"}}} with the HTTP status as {@code
  * code}, so a client written against vLLM reads it the same way.
  */
@@ -33,24 +33,33 @@ public final class OpenAiServer implements AutoCloseable {
     private final HttpServer http;
     private final ExecutorService executor;
     private final String modelId;
+    private final ModelShape shape;
     private final int vocabSize;
     private final long startedAt = System.currentTimeMillis() / 1000;
     private volatile LlamaEngine engine;
 
-    private OpenAiServer(HttpServer http, ExecutorService executor, String modelId, int vocabSize) {
+    private OpenAiServer(HttpServer http, ExecutorService executor, String modelId, ModelShape shape) {
         this.http = http;
         this.executor = executor;
         this.modelId = modelId;
-        this.vocabSize = vocabSize;
+        this.shape = shape;
+        this.vocabSize = shape.vocabSize();
     }
 
-    /** Binds {@code host:port} (0 picks a free port) and starts answering, 503 until {@link #attach}. */
-    public static OpenAiServer start(String host, int port, String modelId, int vocabSize) throws IOException {
+    /**
+     * Binds {@code host:port} (0 picks a free port) and starts answering, 503 until {@link #attach}.
+     *
+     * @param shape the model served: its vocabulary and training context are stated in {@code GET /v1/models}
+     */
+    public static OpenAiServer start(String host, int port, String modelId, ModelShape shape) throws IOException {
         HttpServer http = HttpServer.create(new InetSocketAddress(host, port), 1024);
-        // The default executor is one thread; virtual threads let queued requests wait for the slot cheaply.
-        ExecutorService executor = Executors.newVirtualThreadPerTaskExecutor();
+        // The default executor is one thread. Platform threads, not virtual ones: a completion waits for its tokens
+        // inside llama.cpp's native code, which pins a virtual thread to its carrier, and with as many carriers as
+        // cores the slots of --parallel would decode only as many requests together as there are cores.
+        ExecutorService executor = Executors.newCachedThreadPool(
+                Thread.ofPlatform().daemon().name("ctxprobe-serve-http-", 0).factory());
         http.setExecutor(executor);
-        OpenAiServer server = new OpenAiServer(http, executor, modelId, vocabSize);
+        OpenAiServer server = new OpenAiServer(http, executor, modelId, shape);
         // Contexts match by prefix: each route checks its exact path, and any other path is a JSON 404.
         http.createContext("/", server.guarded(Route.NONE, (ex, engine) -> {
             throw notFound(ex);
@@ -63,6 +72,8 @@ public final class OpenAiServer implements AutoCloseable {
         http.createContext(
                 "/v1/completions", server.guarded(Route.exact("/v1/completions", "POST"), server::completions));
         http.createContext("/tokenize", server.guarded(Route.exact("/tokenize", "POST"), server::tokenize));
+        http.createContext("/props", server.guarded(Route.exact("/props", "GET"), server::props));
+        http.createContext("/slots", server.guarded(Route.exact("/slots", "GET"), server::slots));
         http.start();
         return server;
     }
@@ -106,7 +117,7 @@ public final class OpenAiServer implements AutoCloseable {
                 404,
                 "NotFoundError",
                 "Not Found: " + ex.getRequestURI().getPath() + " (this server answers GET /health, GET /v1/models,"
-                        + " POST /v1/completions and POST /tokenize)",
+                        + " POST /v1/completions, POST /tokenize, GET /props and GET /slots)",
                 null);
     }
 
@@ -178,7 +189,13 @@ public final class OpenAiServer implements AutoCloseable {
         send(ex, 200, list);
     }
 
-    // vLLM's model card: OpenAI's id, object, created and owned_by, and vLLM's root, parent and max_model_len.
+    /**
+     * vLLM's model card (OpenAI's id, object, created and owned_by, and vLLM's root, parent and max_model_len) with
+     * llama-server's {@code meta}: the vocabulary ({@code n_vocab}, what token-id prompts must stay inside), the
+     * context ({@code n_ctx}, which the slots share out) and the model's training context ({@code n_ctx_train}), so
+     * that a client reads either server's facts here (docs/engines.md, embedded). {@code max_model_len} is what one
+     * request may fill: a slot's context.
+     */
     private ObjectNode modelCard(LlamaEngine engine) {
         ObjectNode m = JSON.createObjectNode()
                 .put("id", modelId)
@@ -188,7 +205,35 @@ public final class OpenAiServer implements AutoCloseable {
                 .put("root", modelId);
         m.putNull("parent");
         m.put("max_model_len", engine.contextSize());
+        m.putObject("meta")
+                .put("n_vocab", vocabSize)
+                .put("n_ctx", engine.totalContext())
+                .put("n_ctx_train", shape.contextLength())
+                .put("n_embd", shape.embeddingLength());
         return m;
+    }
+
+    /**
+     * llama-server's {@code GET /props}, the part that states the limits: each slot's context ({@code
+     * default_generation_settings.n_ctx}) and how many slots there are ({@code total_slots}).
+     */
+    private void props(HttpExchange ex, LlamaEngine engine) throws IOException {
+        ObjectNode out = JSON.createObjectNode();
+        out.putObject("default_generation_settings").put("n_ctx", engine.contextSize());
+        out.put("total_slots", engine.slots()).put("model_alias", modelId);
+        send(ex, 200, out);
+    }
+
+    /** llama-server's {@code GET /slots}: each slot's id, context and whether it runs a completion now. */
+    private void slots(HttpExchange ex, LlamaEngine engine) throws IOException {
+        ArrayNode out = JSON.createArrayNode();
+        for (int id = 0; id < engine.slots(); id++) {
+            out.addObject()
+                    .put("id", id)
+                    .put("n_ctx", engine.contextSize())
+                    .put("is_processing", engine.isProcessing(id));
+        }
+        send(ex, 200, out);
     }
 
     /**
@@ -238,6 +283,7 @@ public final class OpenAiServer implements AutoCloseable {
             throw badRequest(
                     "n must be 1: this server runs one completion per request; send " + n + " requests instead", "n");
         }
+        refuseUnserved(body);
         int[] ids = promptIds(body.get("prompt"), engine);
         int maxTokens = intField(body, "max_tokens", DEFAULT_MAX_TOKENS);
         if (maxTokens < 1) {
@@ -247,11 +293,16 @@ public final class OpenAiServer implements AutoCloseable {
         long requested = (long) ids.length + maxTokens;
         if (requested > nCtx) {
             // The prompt and every token to generate must fit: with max_tokens m the longest prompt is n_ctx - m.
+            // With several slots the limit is a slot's share of n_ctx, named as llama-server names it (n_ctx_slot).
+            String slots = engine.slots() == 1
+                    ? ""
+                    : " Each of the " + engine.slots() + " slots holds n_ctx_slot = " + nCtx + " of the "
+                            + engine.totalContext() + " tokens of n_ctx (--parallel splits the context).";
             throw badRequest(
                     "This model's maximum context length is " + nCtx + " tokens. However, you requested " + requested
                             + " tokens (" + ids.length + " in the prompt, " + maxTokens + " in the completion): with"
                             + " max_tokens " + maxTokens + " a prompt can have at most " + Math.max(0, nCtx - maxTokens)
-                            + " tokens.",
+                            + " tokens." + slots,
                     ids.length >= nCtx ? "prompt" : "max_tokens");
         }
         double temperature = body.path("temperature").asDouble(1.0);
@@ -351,6 +402,25 @@ public final class OpenAiServer implements AutoCloseable {
                 .put("completion_tokens", done.completionTokens());
     }
 
+    /**
+     * Fields vLLM serves that change the answer and this server does not: a 400 naming the field, never an answer
+     * that silently lacks what was asked for (docs/engines.md, embedded). Left out, null or false, they pass.
+     */
+    private static void refuseUnserved(JsonNode body) throws Refused {
+        for (String field : new String[] {"logprobs", "prompt_logprobs"}) {
+            JsonNode v = body.get(field);
+            if (v != null && !v.isNull()) {
+                throw badRequest(
+                        "'" + field + "' is not served here: this server returns no log-probabilities; leave it out",
+                        field);
+            }
+        }
+        JsonNode echo = body.get("echo");
+        if (echo != null && !echo.isNull() && !(echo.isBoolean() && !echo.asBoolean())) {
+            throw badRequest("'echo' is not served here: the answer never repeats the prompt; leave it out", "echo");
+        }
+    }
+
     private int[] promptIds(JsonNode prompt, LlamaEngine engine) throws Refused {
         if (prompt == null || prompt.isNull()) {
             throw badRequest("'prompt' is required: a string or a list of token ids", "prompt");
@@ -381,7 +451,8 @@ public final class OpenAiServer implements AutoCloseable {
                 }
                 if (t.asLong() < 0 || t.asLong() >= vocabSize) {
                     throw badRequest(
-                            "token id " + t + " at position " + i + " is out of vocabulary [0, " + vocabSize + ")",
+                            "token id " + t + " at position " + i + " is out of vocabulary [0, " + vocabSize
+                                    + ") (GET /v1/models states it as meta.n_vocab)",
                             "prompt");
                 }
                 ids[i] = t.asInt();

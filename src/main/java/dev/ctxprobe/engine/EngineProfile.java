@@ -2,6 +2,7 @@ package dev.ctxprobe.engine;
 
 import static dev.ctxprobe.engine.LogText.fmt;
 
+import dev.ctxprobe.client.ServerTokenizer;
 import dev.ctxprobe.client.TokenRange;
 import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.results.HintKind;
@@ -42,6 +43,17 @@ import tools.jackson.databind.json.JsonMapper;
  * @param advice the engine's own words for the limits it imposes
  * @param autoLength the value of {@code {max_model_len}} that lets the engine fit its context to memory itself
  *     ({@code auto} for vLLM), or null when it cannot
+ * @param tokenizer how the engine's {@code POST /tokenize} is asked, for a pass-key prompt of exact length; null for
+ *     an engine that has none
+ * @param fatalTexts texts that name a cause the server does not recover from, besides the startup rules' triggers
+ *     (which are fatal too): seen during startup, they start {@code timeouts.fatal_grace_s} (docs/failures.md)
+ * @param tracebacks true for an engine written in Python, whose uncaught exception's last traceback line is fatal
+ * @param progress where a live server shows its progress on the requests it holds, or null where it shows none
+ * @param preempts true when the engine may take a running request's KV cells to give to others and compute its
+ *     prefill again later (vLLM, SGLang); llama.cpp never does: a full cache ends the request with an error, so a
+ *     pause in its decode is another slot's prompt batch (docs/search.md#held-at-once)
+ * @param statedBeforeSearch true when an endpoint already running is asked what it states before the search's first
+ *     step, so that no step goes above the limit it states (docs/engines.md, openai)
  */
 public record EngineProfile(
         String name,
@@ -57,7 +69,13 @@ public record EngineProfile(
         List<ResponseRule> responseRules,
         Stated stated,
         Advice advice,
-        String autoLength) {
+        String autoLength,
+        ServerTokenizer.Api tokenizer,
+        List<Pattern> fatalTexts,
+        boolean tracebacks,
+        Progress progress,
+        boolean preempts,
+        boolean statedBeforeSearch) {
 
     /** A wrapped refusal may continue on the next lines; numbers are looked for this far below the match. */
     private static final int WINDOW_BELOW = 3;
@@ -73,7 +91,15 @@ public record EngineProfile(
     private static final Pattern NOT_A_CAUSE =
             LogText.pattern("traceback \\(most recent call last\\)|see root cause above"
                     + "|terminate called without an active exception|cleaning up before exit|exiting due to model loading error"
-                    + "|common_fit_params: failed to fit|encountered an error while trying to fit");
+                    + "|common_fit_params: failed to fit|encountered an error while trying to fit"
+                    // A debugger's backtrace of an abort (ggml prints one through gdb where gdb is installed).
+                    + "|^#\\d+\\s+0x|^\\[inferior \\d+|libthread_db|in ggml_abort");
+    // A failed internal check names the cause of an abort, whatever is printed after it.
+    private static final Pattern FAILED_CHECK =
+            LogText.pattern("GGML_ASSERT\\(.*\\) failed|GGML_ABORT|assertion .* failed|Assertion `.*' failed");
+    static final int SIGABRT_EXIT = 134;
+    /** Who sends a SIGKILL, as far as the log can tell; a launcher that knows more says which. */
+    public static final String SIGKILL_CAUSES = "the kernel's OOM killer or an operator";
     // A log that names an accelerator: failures there are about accelerator memory, elsewhere about memory.
     private static final Pattern ACCELERATOR =
             LogText.pattern("cuda|gpu|rocm|\\bhip\\b|\\bxpu|\\bnpu|vulkan|\\bmetal\\b|sycl|ascend|kunlun");
@@ -90,6 +116,7 @@ public record EngineProfile(
         capacityRules = List.copyOf(capacityRules);
         startupRules = List.copyOf(startupRules);
         responseRules = List.copyOf(responseRules);
+        fatalTexts = List.copyOf(fatalTexts);
     }
 
     /** Which capacity number a log line gives. */
@@ -161,7 +188,11 @@ public record EngineProfile(
         KV_UNIFIED,
         TRAIN_CONTEXT,
         VOCAB,
-        REDUCED_FROM
+        REDUCED_FROM,
+        CAPPED_AT,
+        BUILD,
+        MAX_CONCURRENCY,
+        MAX_RUNNING
     }
 
     /** A startup log line that states a limit: group 1 of {@code pattern} is the value. */
@@ -203,9 +234,21 @@ public record EngineProfile(
      * @param reduced with the context the engine lowered from and the one it chose
      * @param truncation what to do when the engine truncated a prompt instead of refusing it
      * @param truncationLog the log line that shows the truncation, or null
+     * @param kvFullLog the log line of a KV cache that was full while serving and retried with a smaller batch (the
+     *     requests were then not all held at once), or null
+     * @param slotsOld {@code slots} for builds up to {@code oldThrough}, which lack a flag the advice names; null
+     * @param oldThrough the newest build known to need {@code slotsOld}
      */
-    public record Advice(String slots, String capped, String reduced, String truncation, Pattern truncationLog) {
-        static final Advice NONE = new Advice(null, null, null, null, null);
+    public record Advice(
+            String slots,
+            String capped,
+            String reduced,
+            String truncation,
+            Pattern truncationLog,
+            Pattern kvFullLog,
+            String slotsOld,
+            long oldThrough) {
+        static final Advice NONE = new Advice(null, null, null, null, null, null, null, 0);
     }
 
     /** The largest prompt the engine accepts with one output token when configured for {@code maxModelLen}. */
@@ -254,6 +297,57 @@ public record EngineProfile(
     }
 
     /**
+     * Whether {@code line} names a cause this engine does not recover from: a startup rule's trigger or one of its
+     * fatal texts. A traceback's last line is told by {@link FatalLines}, which sees the lines before it.
+     */
+    public boolean isFatal(String line) {
+        String clean = LogText.clean(line);
+        for (StartupRule rule : startupRules) {
+            if (rule.trigger().matcher(clean).find()) {
+                return true;
+            }
+        }
+        for (Pattern p : fatalTexts) {
+            if (p.matcher(clean).find()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Why a server that printed {@code fatalLine} and then did not become ready within its grace failed: the class
+     * of a startup rule found in the log (the root cause a traceback names may come before or after the fatal line),
+     * else {@code startup_crash} with that line as its cause.
+     */
+    public Diagnosis diagnoseFatal(String fatalLine, List<String> logLines) {
+        List<String> lines = logLines.stream().map(LogText::clean).toList();
+        Capacity capacity = readCapacity(lines);
+        for (StartupRule rule : startupRules) {
+            for (int i = 0; i < lines.size(); i++) {
+                Matcher m = rule.trigger().matcher(lines.get(i));
+                if (m.find()) {
+                    return matched(rule, lines, i, m.start(), capacity);
+                }
+            }
+        }
+        String clean = LogText.clean(fatalLine).strip();
+        int index = lines.lastIndexOf(clean);
+        for (int i = lines.size() - 1; i >= 0 && index < 0; i--) {
+            if (lines.get(i).strip().equals(clean)) {
+                index = i;
+            }
+        }
+        List<String> evidence = index >= 0 ? evidence(lines, index, 0, new TreeSet<>()) : List.of(clean);
+        return new Diagnosis(
+                FailureClass.STARTUP_CRASH,
+                name + " printed a fatal error during startup: "
+                        + LogText.head(LogText.withoutStamp(clean), DETAIL_QUOTE_CHARS),
+                evidence,
+                capacity);
+    }
+
+    /**
      * Why a request failed: {@code request_rejected} when a 4xx answer (or an error event inside a 200
      * stream) says the prompt is too long, else {@code http_error}.
      */
@@ -283,15 +377,33 @@ public record EngineProfile(
         String quote = message.isBlank() ? "empty body" : LogText.head(message, DETAIL_QUOTE_CHARS);
         boolean clientSide = httpStatus >= 400 && httpStatus < 500;
         if (tooLong && (clientSide || inStream)) {
-            String limitText = limit == null ? "" : " (limit " + fmt(limit) + " tokens)";
+            // A prompt-length hint is a number the prompt must stay below: said as the longest prompt, the same
+            // number the stated limit before sending gives, never as a second figure for one limit.
+            String limitText = limit == null
+                    ? ""
+                    : kind == HintKind.PROMPT_LEN
+                            ? " (the longest prompt it takes is " + fmt(limit - 1) + " tokens)"
+                            : " (limit " + fmt(limit) + " tokens)";
             return new Diagnosis(
                     FailureClass.REQUEST_REJECTED,
                     where + ": the server rejected the prompt as too long" + limitText + ": " + quote,
                     evidence,
                     named);
         }
-        return new Diagnosis(FailureClass.HTTP_ERROR, where + " from the server: " + quote, evidence, named);
+        return new Diagnosis(
+                FailureClass.HTTP_ERROR,
+                where + " from the server: " + quote
+                        + (OUT_OF_VOCABULARY.matcher(message).find()
+                                ? "; the prompt's token ids are not all in the model's vocabulary: set the backend's"
+                                        + " token_ids to ids it has (docs/experiment-file.md, backends)"
+                                : ""),
+                evidence,
+                named);
     }
+
+    /** What servers say of a token id the model does not have: llama-server, ctxprobe serve, vLLM's tokenizer. */
+    private static final Pattern OUT_OF_VOCABULARY = Pattern.compile(
+            "(?i)invalid tokens?\\b|out of vocabulary|token id[^.]*out of range|token_ids? .*(?:exceed|out of range)");
 
     private Diagnosis matched(StartupRule rule, List<String> lines, int index, int triggerAt, Capacity capacity) {
         Map<Role, Long> numbers = new EnumMap<>(Role.class);
@@ -381,6 +493,10 @@ public record EngineProfile(
                 case TRAIN_CONTEXT -> b.train = LogText.parseNumber(value);
                 case VOCAB -> b.vocab = Math.toIntExact(LogText.parseNumber(value));
                 case REDUCED_FROM -> b.reducedFrom = LogText.parseNumber(value);
+                case CAPPED_AT -> b.cappedAt = LogText.parseNumber(value);
+                case BUILD -> b.build = LogText.parseNumber(value);
+                case MAX_CONCURRENCY -> b.maxConcurrency = Double.parseDouble(value.replace(",", ""));
+                case MAX_RUNNING -> b.maxRunning = Math.toIntExact(LogText.parseNumber(value));
             }
         });
         return b.build("log");
@@ -426,14 +542,17 @@ public record EngineProfile(
                 && !Boolean.TRUE.equals(c.kvUnified())
                 && context != null
                 && context < maxModelLen) {
-            why.add(String.format(Locale.ROOT, advice.slots(), c.slots(), context));
+            boolean old = advice.slotsOld() != null && c.build() != null && c.build() <= advice.oldThrough();
+            why.add(String.format(Locale.ROOT, old ? advice.slotsOld() : advice.slots(), c.slots(), context));
         }
-        if (advice.capped() != null
-                && c.trainContextTokens() != null
-                && context != null
-                && context.equals(c.trainContextTokens())
-                && maxModelLen > context) {
-            why.add(String.format(Locale.ROOT, advice.capped(), context));
+        Long cap = c.cappedAt() != null ? c.cappedAt() : c.trainContextTokens();
+        if (advice.capped() != null && cap != null && context != null && context.equals(cap) && maxModelLen > context) {
+            Long train = c.trainContextTokens();
+            String scaled = train != null && cap > train
+                    ? String.format(
+                            Locale.ROOT, " (the training context %,d, scaled by the rope scaling asked for)", train)
+                    : " (the model's training context, n_ctx_train)";
+            why.add(String.format(Locale.ROOT, advice.capped(), cap) + scaled);
         }
         if (advice.reduced() != null && c.reducedFrom() != null && context != null && context < c.reducedFrom()) {
             why.add(String.format(Locale.ROOT, advice.reduced(), c.reducedFrom(), context));
@@ -454,6 +573,30 @@ public record EngineProfile(
     }
 
     /** The log lines that show a truncation (llama.cpp's {@code input truncated}), at most a few. */
+    /**
+     * A warning when the log shows the KV cache full while serving (llama.cpp with a unified cache retries with a
+     * smaller batch: every request is answered, but they were not held at once), else empty.
+     */
+    public Optional<String> kvFullWarning(List<String> logLines) {
+        if (advice.kvFullLog() == null) {
+            return Optional.empty();
+        }
+        List<String> seen = logLines.stream()
+                .map(LogText::clean)
+                .filter(l -> advice.kvFullLog().matcher(l).find())
+                .toList();
+        if (seen.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(String.format(
+                Locale.ROOT,
+                "the server's KV cache was full %,d time%s while serving (%s): it answered in smaller batches, so the"
+                        + " requests were not all held at once",
+                seen.size(),
+                seen.size() == 1 ? "" : "s",
+                LogText.head(LogText.withoutStamp(seen.getFirst()).strip(), DETAIL_QUOTE_CHARS)));
+    }
+
     public List<String> truncationEvidence(List<String> logLines) {
         if (advice.truncationLog() == null) {
             return List.of();
@@ -517,7 +660,7 @@ public record EngineProfile(
     }
 
     private Diagnosis crash(int exitCode, List<String> lines, Capacity capacity) {
-        int index = -1;
+        int index = firstMatch(FAILED_CHECK, lines);
         for (int i = lines.size() - 1; i >= 0 && index < 0; i--) {
             String line = lines.get(i);
             if (MEANINGFUL.matcher(line).find() && !NOT_A_CAUSE.matcher(line).find()) {
@@ -531,25 +674,43 @@ public record EngineProfile(
             cause = LogText.head(lines.get(index), DETAIL_QUOTE_CHARS);
         } else {
             evidence = tail(lines);
+            // The last line the server printed shows how far it got (loading the model, creating the context):
+            // with no cause named, that and the command itself are what the user has to go on.
             cause = evidence.stream()
                     .filter(l -> !NOT_A_CAUSE.matcher(l).find())
                     .reduce((first, second) -> second)
+                    .map(l -> "the log names no cause; its last line: "
+                            + LogText.head(LogText.withoutStamp(l).strip(), DETAIL_QUOTE_CHARS)
+                            + "; run the command by hand to see what it prints")
                     .orElse(evidence.isEmpty() ? "the log is empty" : "the log names no cause");
         }
         return new Diagnosis(
                 FailureClass.STARTUP_CRASH,
-                name + " exited with " + describeExit(exitCode) + " during startup: " + cause,
+                name + " " + describeExit(exitCode) + " during startup: " + cause,
                 evidence,
                 capacity);
     }
 
+    private static int firstMatch(Pattern pattern, List<String> lines) {
+        for (int i = 0; i < lines.size(); i++) {
+            if (pattern.matcher(lines.get(i)).find()) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     private static String describeExit(int exitCode) {
+        if (exitCode == SIGABRT_EXIT) {
+            return "aborted (exit code 134, signal 6)";
+        }
         if (exitCode > 128 && exitCode < 160) {
             int signal = exitCode - 128;
-            String hint = signal == 9 ? ", e.g. the kernel's OOM killer" : "";
-            return "code " + exitCode + " (killed by signal " + signal + hint + ")";
+            // SIGKILL comes from outside: the kernel's OOM killer or an operator; nothing in the log tells which.
+            String hint = signal == 9 ? ": " + SIGKILL_CAUSES : "";
+            return "was killed (exit code " + exitCode + ", signal " + signal + hint + ")";
         }
-        return "code " + exitCode;
+        return "exited with code " + exitCode;
     }
 
     private static List<String> tail(List<String> lines) {

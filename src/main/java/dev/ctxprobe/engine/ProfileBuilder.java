@@ -1,5 +1,6 @@
 package dev.ctxprobe.engine;
 
+import dev.ctxprobe.client.ServerTokenizer;
 import dev.ctxprobe.client.TokenRange;
 import dev.ctxprobe.engine.EngineProfile.Advice;
 import dev.ctxprobe.engine.EngineProfile.CapacityField;
@@ -70,6 +71,14 @@ public final class ProfileBuilder {
                             + "); stop that process or leave port unset so that ctxprobe picks a free one"));
 
     /**
+     * Errors of the collective and of the device that no engine recovers from: a tensor-parallel worker that logs one
+     * leaves the others waiting in a collective, so the server neither serves nor exits (docs/failures.md).
+     */
+    private static final List<String> COMMON_FATAL = List.of(
+            "NCCL error|ncclUnhandledCudaError|ncclSystemError|ncclInternalError|ncclInvalidUsage|ncclRemoteError",
+            "CUDA error: ");
+
+    /**
      * What the engines print when they have just started serving: llama-server, vLLM's and LMDeploy's uvicorn,
      * SGLang, TGI's router. Every launching profile watches for all of them: a line is only a hint to probe at once,
      * and engines share servers (uvicorn) and wrappers, so a text of another engine costs at most one early probe.
@@ -88,13 +97,20 @@ public final class ProfileBuilder {
     private TokenRange tokenRange = TokenRange.DEFAULT;
     private boolean emptyAnswerMeansTooLong;
     private boolean kvCapacitySteers = true;
+    private boolean preempts = true;
     private String autoLength;
+    private ServerTokenizer.Api tokenizer;
+    private boolean statedBeforeSearch;
     private Advice advice = Advice.NONE;
     private Stated stated = Stated.NOTHING;
     private final List<CapacityRule> capacity = new ArrayList<>();
     private final List<StatedLine> statedLines = new ArrayList<>();
     private final List<StartupRule> startup = new ArrayList<>();
     private final List<ResponseRule> responses = new ArrayList<>();
+    private final List<Pattern> fatal =
+            new ArrayList<>(COMMON_FATAL.stream().map(LogText::pattern).toList());
+    private boolean tracebacks;
+    private Progress progress;
 
     private ProfileBuilder(String name, HintKind hintKind, LongUnaryOperator promptRule) {
         this.name = name;
@@ -122,6 +138,12 @@ public final class ProfileBuilder {
         return this;
     }
 
+    /** The engine never preempts a running request (llama.cpp, the embedded engine). */
+    public ProfileBuilder neverPreempts() {
+        preempts = false;
+        return this;
+    }
+
     public ProfileBuilder kvCapacityDoesNotSteer() {
         kvCapacitySteers = false;
         return this;
@@ -129,6 +151,18 @@ public final class ProfileBuilder {
 
     public ProfileBuilder autoLength(String value) {
         autoLength = value;
+        return this;
+    }
+
+    /** How the engine's {@code POST /tokenize} is asked; an engine without one cannot run a pass-key check. */
+    public ProfileBuilder tokenizer(ServerTokenizer.Api api) {
+        tokenizer = api;
+        return this;
+    }
+
+    /** An endpoint already running is asked what it states before the search's first step. */
+    public ProfileBuilder statedBeforeSearch() {
+        statedBeforeSearch = true;
         return this;
     }
 
@@ -181,6 +215,30 @@ public final class ProfileBuilder {
         return this;
     }
 
+    /**
+     * Texts that name a cause the engine does not recover from, besides its startup rules' triggers: seen during
+     * startup, the server has {@code timeouts.fatal_grace_s} to become ready or is stopped (docs/failures.md). Only
+     * texts of errors, never of warnings the engine survives: each is tested on the engine's real lines.
+     */
+    public ProfileBuilder fatal(String... regexes) {
+        for (String r : regexes) {
+            fatal.add(LogText.pattern(r));
+        }
+        return this;
+    }
+
+    /** A Python engine: the last line of an uncaught exception's traceback is fatal (see {@link FatalLines}). */
+    public ProfileBuilder tracebacks() {
+        tracebacks = true;
+        return this;
+    }
+
+    /** Where a live server shows its progress on the requests it holds (docs/failures.md). */
+    public ProfileBuilder progress(Progress where) {
+        progress = where;
+        return this;
+    }
+
     public ProfileBuilder reject(ResponseRule... rules) {
         responses.addAll(List.of(rules));
         return this;
@@ -208,7 +266,13 @@ public final class ProfileBuilder {
                 responseRules,
                 withLines,
                 advice,
-                autoLength);
+                autoLength,
+                tokenizer,
+                fatal,
+                tracebacks,
+                progress,
+                preempts,
+                statedBeforeSearch);
     }
 
     /** A startup failure whose hint, if any, limits what the profile's hints limit. */

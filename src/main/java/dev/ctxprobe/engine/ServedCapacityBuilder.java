@@ -14,6 +14,10 @@ final class ServedCapacityBuilder {
     Long train;
     Integer vocab;
     Long reducedFrom;
+    Long cappedAt;
+    Long build;
+    Double maxConcurrency;
+    Integer maxRunning;
 
     ServedCapacity build(String source) {
         return new ServedCapacity(
@@ -25,6 +29,10 @@ final class ServedCapacityBuilder {
                         train,
                         vocab,
                         reducedFrom,
+                        cappedAt,
+                        build,
+                        maxConcurrency,
+                        maxRunning,
                         List.of(Objects.requireNonNull(source)))
                 .from(source);
     }

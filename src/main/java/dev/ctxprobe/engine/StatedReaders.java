@@ -15,6 +15,9 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class StatedReaders {
     private static final JsonMapper JSON = JsonMapper.builder().build();
+    /** {@code build_info} as current builds give it: {@code b11669-Debian}, {@code b4748-...}. */
+    private static final Pattern LLAMA_BUILD = Pattern.compile("b(\\d{1,7})\\b");
+
     private static final Pattern LABEL = Pattern.compile("(\\w+)=\"((?:[^\"\\\\]|\\\\.)*)\"");
 
     private StatedReaders() {}
@@ -25,6 +28,8 @@ public final class StatedReaders {
         ServedCapacityBuilder b = new ServedCapacityBuilder();
         b.context = positive(root.path("default_generation_settings").path("n_ctx"));
         b.slots = integer(root.path("total_slots"));
+        Matcher build = LLAMA_BUILD.matcher(root.path("build_info").asString(""));
+        b.build = build.lookingAt() ? Long.parseLong(build.group(1)) : null;
         return b.build("props");
     }
 
@@ -37,6 +42,20 @@ public final class StatedReaders {
         return b.build("models");
     }
 
+    /**
+     * Any OpenAI-compatible server's {@code GET /v1/models}: vLLM's {@code max_model_len} (the context it serves; {@code
+     * ctxprobe serve} states it too) and llama-server's {@code meta} (the vocabulary, {@code n_ctx_train}), whichever
+     * the server gives. llama-server's {@code meta.n_ctx} is not its limit: slots may split it.
+     */
+    public static ServedCapacity openaiModels(String body) {
+        JsonNode model = json(body).path("data").path(0);
+        ServedCapacityBuilder b = new ServedCapacityBuilder();
+        b.context = positive(model.path("max_model_len"));
+        b.train = positive(model.path("meta").path("n_ctx_train"));
+        b.vocab = integer(model.path("meta").path("n_vocab"));
+        return b.build("models");
+    }
+
     /** vLLM's {@code GET /v1/models}: the max_model_len it serves, the fitted one after {@code auto}. */
     public static ServedCapacity vllmModels(String body) {
         ServedCapacityBuilder b = new ServedCapacityBuilder();
@@ -46,7 +65,7 @@ public final class StatedReaders {
 
     /**
      * vLLM's {@code GET /metrics}: {@code vllm:cache_config_info}'s labels, {@code kv_cache_size_tokens} in newer
-     * builds, else {@code num_gpu_blocks} times {@code block_size}.
+     * builds, else {@code num_gpu_blocks} times {@code block_size}, and {@code kv_cache_max_concurrency} where given.
      */
     public static ServedCapacity vllmMetrics(String body) {
         Map<String, String> labels = labels(body, "vllm:cache_config_info");
@@ -55,6 +74,7 @@ public final class StatedReaders {
         Long blocks = number(labels.get("num_gpu_blocks"));
         Long blockSize = number(labels.get("block_size"));
         b.kv = tokens != null ? tokens : blocks != null && blockSize != null ? blocks * blockSize : null;
+        b.maxConcurrency = ratio(labels.get("kv_cache_max_concurrency"));
         return b.build("metrics");
     }
 
@@ -115,6 +135,19 @@ public final class StatedReaders {
         try {
             double v = Double.parseDouble(text);
             return v >= 1 && v < 1e18 ? (long) v : null;
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /** A positive ratio such as {@code 2.58203125}; null for anything else. */
+    private static Double ratio(String text) {
+        if (text == null) {
+            return null;
+        }
+        try {
+            double v = Double.parseDouble(text);
+            return v > 0 && Double.isFinite(v) ? v : null;
         } catch (NumberFormatException e) {
             return null;
         }

@@ -7,12 +7,16 @@ import static dev.ctxprobe.engine.ProfileBuilder.read;
 import static dev.ctxprobe.engine.ProfileBuilder.reject;
 import static dev.ctxprobe.engine.ProfileBuilder.rule;
 
+import dev.ctxprobe.client.ServerTokenizer;
 import dev.ctxprobe.client.TokenRange;
 import dev.ctxprobe.engine.EngineProfile;
+import dev.ctxprobe.engine.EngineProfile.Advice;
 import dev.ctxprobe.engine.EngineProfile.CapacityField;
 import dev.ctxprobe.engine.EngineProfile.ResponseRule;
 import dev.ctxprobe.engine.EngineProfile.Role;
+import dev.ctxprobe.engine.EngineProfile.StatedEndpoint;
 import dev.ctxprobe.engine.ProfileBuilder;
+import dev.ctxprobe.engine.StatedReaders;
 import dev.ctxprobe.predict.EmbeddedModel;
 import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.results.HintKind;
@@ -23,10 +27,33 @@ import java.util.function.LongUnaryOperator;
 final class Embedded {
     // The embedded engine's llama.cpp rounds n_ctx up to a multiple of 32; with one slot, n_ctx_slot = n_ctx.
     private static final LongUnaryOperator PROMPT = n -> (n + 31) / 32 * 32 - 1;
+    private static final long ROUNDING = 31;
 
     static final ResponseRule CONTEXT = reject("maximum context length is " + NUM + " tokens");
 
+    // ctxprobe serve states its slots as llama-server does: its startup line in llama-server's words ("initializing,
+    // n_slots = 4, n_ctx_slot = 1024, kv_unified = 'false'") and GET /props. Its vocabulary is not read as stated:
+    // prompts keep to the byte tokens (TokenRange.EMBEDDED), which a range derived from n_vocab would leave.
+    private static final List<String> STATED_LINES = List.of(
+            "SLOTS:ctxprobe-serve: initializing, n_slots = " + NUM,
+            "CONTEXT:ctxprobe-serve: initializing, n_slots = \\d+, n_ctx_slot = " + NUM,
+            "KV_UNIFIED:ctxprobe-serve: initializing, .*kv_unified = '(true|false)'");
+
+    // The binding's llama.cpp has no unified KV cache: --parallel always splits the context.
+    private static final Advice ADVICE = new Advice(
+            "--parallel splits the context: each of the %d slots holds %,d tokens (this engine's llama.cpp has no"
+                    + " unified KV cache); pass --parallel 1 for the longest single prompt",
+            null, null, null, null, null, null, 0);
+
     private static final EngineProfile PROFILE = ProfileBuilder.server("embedded", HintKind.MAX_MODEL_LEN, PROMPT)
+            .neverPreempts()
+            .advice(ADVICE)
+            .stated(
+                    HintKind.MAX_MODEL_LEN,
+                    ROUNDING,
+                    n -> n - 1,
+                    List.of(new StatedEndpoint("/props", StatedReaders::llamaProps)),
+                    STATED_LINES)
             .tokens(TokenRange.EMBEDDED)
             .capacity(CapacityField.KV_CAPACITY, "ctxprobe-serve: kv capacity " + NUM + " tokens")
             .startup(rule(
@@ -53,6 +80,7 @@ final class Embedded {
                     List.of(),
                     f -> "ctxprobe serve rejected its arguments (" + quote(f) + "); fix the command line"))
             .reject(CONTEXT)
+            .tokenizer(ServerTokenizer.Api.CONTENT)
             .build();
 
     // ctxprobe serve reads only a local GGUF file, named by --model.

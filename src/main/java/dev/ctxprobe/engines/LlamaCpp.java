@@ -11,6 +11,7 @@ import static dev.ctxprobe.engine.ProfileBuilder.read;
 import static dev.ctxprobe.engine.ProfileBuilder.rule;
 import static dev.ctxprobe.engine.ProfileBuilder.size;
 
+import dev.ctxprobe.client.ServerTokenizer;
 import dev.ctxprobe.engine.EngineProfile;
 import dev.ctxprobe.engine.EngineProfile.Advice;
 import dev.ctxprobe.engine.EngineProfile.NumberRead;
@@ -18,6 +19,7 @@ import dev.ctxprobe.engine.EngineProfile.ResponseRule;
 import dev.ctxprobe.engine.EngineProfile.Role;
 import dev.ctxprobe.engine.EngineProfile.StatedEndpoint;
 import dev.ctxprobe.engine.ProfileBuilder;
+import dev.ctxprobe.engine.Progress;
 import dev.ctxprobe.engine.StatedReaders;
 import dev.ctxprobe.predict.LlamaCppModel;
 import dev.ctxprobe.results.FailureClass;
@@ -53,8 +55,13 @@ final class LlamaCpp {
             "KV_UNIFIED:kv_unified\\s*=\\s*'?(true|false)",
             "TRAIN_CONTEXT:\\bn_ctx_train\\s*=\\s*" + NUM,
             "TRAIN_CONTEXT:\\bn_ctx_train \\(" + NUM + "\\)",
-            "TRAIN_CONTEXT:exceeds the training context of the model \\(" + NUM,
+            // The cap, which YaRN scaling raises above n_ctx_train (b11669: -c 20000 --rope-scaling yarn --rope-scale 2
+            // on a model trained at 8,192 says "(16384) - capping").
+            "CAPPED_AT:exceeds the training context of the model \\(" + NUM,
             "VOCAB:\\bn_vocab\\s*=\\s*" + NUM,
+            // b4748: "main: build = 4748 (d07c6213)"; b11669 at -lv 4: "common_params_print_info: build 11669
+            // (Debian)".
+            "BUILD:\\bbuild(?: =|:)? (\\d{1,7}) \\(",
             // -fit at -lv 4: "common_params_fit_impl: context size reduced from 1048576 to 116480 -> ...".
             "REDUCED_FROM:context size reduced from " + NUM + " to");
 
@@ -68,16 +75,21 @@ final class LlamaCpp {
     private static final Advice ADVICE = new Advice(
             "-np splits the context: each of the %d slots holds %,d tokens (any explicit -np turns the unified KV"
                     + " cache off); pass -np 1, or --kv-unified to let every slot use the whole -c",
-            "the slot context is capped at the model's training context of %,d tokens (n_ctx_train)",
+            "the slot context is capped at %,d tokens",
             "-fit lowered the context from %,d to %,d tokens to fit memory; pass -fit off to get the -c asked for",
             "llama.cpp shifted its context and dropped part of the prompt (context shift, on by default in older"
                     + " builds); pass --no-context-shift so that an over-long prompt is refused instead",
-            pattern("input truncated"));
+            pattern("input truncated"),
+            pattern("failed to find free space in the KV cache, retrying with smaller batch size"),
+            "-np splits the context: each of the %d slots holds %,d tokens; pass -np 1 (this build has no"
+                    + " --kv-unified: the flag came with llama.cpp's split KV cache in July 2025)",
+            LlamaCppModel.LAST_BUILD_WITHOUT_KV_UNIFIED);
 
     // n_ctx is the context llama.cpp was asked for, not what memory holds: a failure names no hint. What the
     // running server states (n_ctx_slot: per slot, capped at n_ctx_train, lowered by -fit) is read after
     // readiness, and a 400 names its n_ctx.
     private static final EngineProfile PROFILE = ProfileBuilder.server("llamacpp", HintKind.PROMPT_LEN, PROMPT)
+            .neverPreempts()
             .advice(ADVICE)
             .stated(
                     HintKind.PROMPT_LEN,
@@ -112,12 +124,24 @@ final class LlamaCpp {
                     "insufficient memory \\(attempted to allocate",
                     SIZES,
                     f -> "llama.cpp ran out of " + f.memory() + context(f) + size(f) + " (" + quote(f) + "); lower -c"))
+            // Without flash attention the V cache is stored transposed, which a quantized type cannot be; each
+            // build words the refusal differently (docs/engines.md, llama.cpp).
+            .startup(rule(
+                    FailureClass.CONFIG_REJECTED,
+                    "quantized V cache requires flash_attn|V cache quantization requires flash_attn"
+                            + "|quantized V cache was requested, but this requires Flash Attention",
+                    List.of(),
+                    f -> "llama.cpp refuses a quantized V cache without flash attention (" + quote(f)
+                            + "); pass -fa on, or keep -ctv f16"))
             .startup(rule(
                     FailureClass.CONFIG_REJECTED,
                     "failed to open GGUF file|error loading model|failed to load model",
                     List.of(),
                     f -> "llama.cpp cannot load the model (" + quote(f) + "); check -m"))
             .reject(CONTEXT)
+            // Each slot's task and the tokens it processed move with every batch of a prefill and every token.
+            .progress(Progress.llamaSlots())
+            .tokenizer(ServerTokenizer.Api.CONTENT)
             .build();
 
     // llama-server reads only a local GGUF file, named by -m.

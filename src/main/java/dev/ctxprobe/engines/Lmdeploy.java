@@ -14,6 +14,7 @@ final class Lmdeploy {
     private static final EngineProfile PROFILE = ProfileBuilder.server("lmdeploy", HintKind.MAX_MODEL_LEN, MINUS_ONE)
             .readiness(MODELS)
             .emptyAnswerMeansTooLong()
+            .tracebacks()
             .build();
 
     static final Engine ENGINE = new Engine(PROFILE, ConfigOnlyModel.sizing(PROFILE, "--session-len"), List.of());

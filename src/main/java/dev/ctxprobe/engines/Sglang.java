@@ -6,6 +6,7 @@ import static dev.ctxprobe.engine.ProfileBuilder.read;
 import static dev.ctxprobe.engine.ProfileBuilder.reject;
 import static dev.ctxprobe.engine.ProfileBuilder.rule;
 
+import dev.ctxprobe.client.ServerTokenizer;
 import dev.ctxprobe.engine.EngineProfile;
 import dev.ctxprobe.engine.EngineProfile.CapacityField;
 import dev.ctxprobe.engine.EngineProfile.ResponseRule;
@@ -13,6 +14,7 @@ import dev.ctxprobe.engine.EngineProfile.Role;
 import dev.ctxprobe.engine.EngineProfile.StatedEndpoint;
 import dev.ctxprobe.engine.EngineProfile.StatedField;
 import dev.ctxprobe.engine.ProfileBuilder;
+import dev.ctxprobe.engine.Progress;
 import dev.ctxprobe.engine.StatedReaders;
 import dev.ctxprobe.predict.SglangModel;
 import dev.ctxprobe.results.FailureClass;
@@ -57,7 +59,11 @@ final class Sglang {
                         List.of(
                                 new StatedEndpoint("/get_server_info", StatedReaders::sglangServerInfo),
                                 new StatedEndpoint("/metrics", StatedReaders::sglangMetrics)),
-                        List.of("CONTEXT:\\bcontext_len\"?\\s*[=:]\\s*" + NUM))
+                        List.of(
+                                "CONTEXT:\\bcontext_len\"?\\s*[=:]\\s*" + NUM,
+                                // The scheduler's cap on requests run together: the capacity map's N above it
+                                // are never held at once (docs/search.md#the-capacity-map).
+                                "MAX_RUNNING:\\bmax_running_requests\"?\\s*[=:]\\s*" + NUM))
                 .startup(rule(
                         FailureClass.OOM_STARTUP,
                         "not enough memory\\. please try to increase --mem-fraction-static",
@@ -72,7 +78,21 @@ final class Sglang {
                                 + " tokens; lower it or set SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1",
                         // The model's limit bounds --context-length, the server's max_model_len.
                         HintKind.MAX_MODEL_LEN))
+                // A scheduler (one per tensor-parallel rank) that failed leaves the others waiting in a collective.
+                .fatal("Scheduler hit an exception")
+                .tracebacks()
+                // With --enable-metrics: requests held, and the pool's usage and token counters that move.
+                .progress(Progress.metrics(
+                        "sglang:num_running_reqs",
+                        "sglang:num_queue_reqs",
+                        null,
+                        List.of(
+                                "sglang:token_usage",
+                                "sglang:num_used_tokens",
+                                "sglang:prompt_tokens_total",
+                                "sglang:generation_tokens_total")))
                 .reject(ALLOWED, CONTEXT)
+                .tokenizer(ServerTokenizer.Api.PROMPT)
                 .build();
         return new Engine(profile, SglangModel.sizing(profile), List.of());
     }

@@ -51,6 +51,8 @@ final class Tgi {
                     List.of(),
                     f -> "warm-up ran out of memory (" + quote(f) + "); lower --max-batch-prefill-tokens"))
             .reject(TOTAL, INPUTS)
+            // Its model shards are Python: a shard's uncaught exception ends in a traceback.
+            .tracebacks()
             .build();
 
     static final Engine ENGINE = new Engine(PROFILE, ConfigOnlyModel.sizing(PROFILE, "--max-total-tokens"), List.of());

@@ -21,6 +21,7 @@ final class Trtllm {
             .capacity(CapacityField.KV_CAPACITY, "for max tokens in paged KV cache \\(" + NUM)
             .capacity(CapacityField.MAX_CONTEXT, "Adjusted max_seq_len to " + NUM)
             .reject(TOKENS)
+            .tracebacks()
             .build();
 
     static final Engine ENGINE =

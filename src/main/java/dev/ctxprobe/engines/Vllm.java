@@ -8,6 +8,7 @@ import static dev.ctxprobe.engine.ProfileBuilder.read;
 import static dev.ctxprobe.engine.ProfileBuilder.reject;
 import static dev.ctxprobe.engine.ProfileBuilder.rule;
 
+import dev.ctxprobe.client.ServerTokenizer;
 import dev.ctxprobe.engine.EngineProfile;
 import dev.ctxprobe.engine.EngineProfile.Advice;
 import dev.ctxprobe.engine.EngineProfile.CapacityField;
@@ -17,6 +18,7 @@ import dev.ctxprobe.engine.EngineProfile.Role;
 import dev.ctxprobe.engine.EngineProfile.StatedEndpoint;
 import dev.ctxprobe.engine.EngineProfile.StatedField;
 import dev.ctxprobe.engine.ProfileBuilder;
+import dev.ctxprobe.engine.Progress;
 import dev.ctxprobe.engine.StatedReaders;
 import dev.ctxprobe.predict.VllmModel;
 import dev.ctxprobe.results.FailureClass;
@@ -33,8 +35,15 @@ final class Vllm {
     // The max_model_len asked for, which both KV refusals name.
     private static final NumberRead MAX_SEQ_LEN = read("max seq len \\(" + NUM, Role.NEED);
 
-    private static final Advice ADVICE =
-            new Advice(null, null, "auto-fit lowered max_model_len from %,d to %,d tokens to fit memory", null, null);
+    private static final Advice ADVICE = new Advice(
+            null,
+            null,
+            "auto-fit lowered max_model_len from %,d to %,d tokens to fit memory",
+            null,
+            null,
+            null,
+            null,
+            0);
 
     private static final EngineProfile PROFILE = ProfileBuilder.server("vllm", HintKind.MAX_MODEL_LEN, MINUS_ONE)
             // Not a pool size for hybrid, sliding-window and DeepSeek-V4 models (max_concurrency *
@@ -60,7 +69,11 @@ final class Vllm {
                     List.of(
                             new StatedEndpoint(MODELS, StatedReaders::vllmModels),
                             new StatedEndpoint("/metrics", StatedReaders::vllmMetrics)),
-                    List.of("REDUCED_FROM:Auto-fit max_model_len: reduced from " + NUM))
+                    List.of(
+                            "REDUCED_FROM:Auto-fit max_model_len: reduced from " + NUM,
+                            // How many requests of max_model_len its KV cache holds at once: recorded beside the
+                            // capacity map (docs/results.md#server).
+                            "MAX_CONCURRENCY:Maximum concurrency for [\\d,]+ tokens per request: ([\\d.]+)x"))
             .startup(rule(
                     FailureClass.OOM_STARTUP,
                     "cannot auto-fit max_model_len: not enough",
@@ -92,7 +105,23 @@ final class Vllm {
                     List.of(read("derived max_model_len \\(\\w+=" + NUM, Role.HINT)),
                     f -> "max_model_len is above the model's own limit of " + fmt(f.hint())
                             + " tokens; lower it or set VLLM_ALLOW_LONG_MAX_MODEL_LEN=1"))
+            // vLLM's own words when its engine core or a worker failed while starting (vllm/v1/engine/core.py,
+            // vllm/v1/executor/multiproc_executor.py); the root cause, if a rule names one, is elsewhere in the log.
+            .fatal("Engine core initialization failed|EngineCore failed to start|WorkerProc failed to start")
+            .tracebacks()
+            // Requests held, and what moves while it works on them: KV usage (each prefill chunk), token counters.
+            .progress(Progress.metrics(
+                    "vllm:num_requests_running",
+                    "vllm:num_requests_waiting",
+                    "vllm:num_preemptions_total",
+                    List.of(
+                            "vllm:kv_cache_usage_perc",
+                            "vllm:gpu_cache_usage_perc",
+                            "vllm:prompt_tokens_total",
+                            "vllm:generation_tokens_total",
+                            "vllm:num_preemptions_total")))
             .reject(CONTEXT, PROMPT)
+            .tokenizer(ServerTokenizer.Api.PROMPT)
             .build();
 
     static final Engine ENGINE = new Engine(PROFILE, VllmModel.sizing(PROFILE), List.of());

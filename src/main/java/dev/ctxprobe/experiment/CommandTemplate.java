@@ -13,11 +13,15 @@ import java.util.regex.Pattern;
  * respected) before any substitution, so that a substituted value is always one argument or part of one and
  * nothing ever passes through a shell (docs/experiment-file.md#how-a-command-is-split-into-arguments).
  *
- * <p>Placeholders are {@code {name}} with a name of letters, digits and underscores; {@code {{} and
+ * <p>Placeholders are {@code {name}} with a name of letters, digits and underscores, or {@code {env:NAME}} for the
+ * value of a variable of ctxprobe's environment (docs/experiment-file.md#secrets); {@code {{} and
  * {@code }}} write literal braces. Other braces (JSON in an argument) are left as they are.
  */
 public final class CommandTemplate {
-    private static final Pattern TOKEN = Pattern.compile("\\{\\{|}}|\\{([A-Za-z_][A-Za-z0-9_]*)}");
+    private static final Pattern TOKEN = Pattern.compile("\\{\\{|}}|\\{((?:env:)?[A-Za-z_][A-Za-z0-9_]*)}");
+
+    /** How a placeholder that takes its value from ctxprobe's environment begins: {@code {env:VLLM_API_KEY}}. */
+    public static final String ENV = "env:";
 
     private final List<String> words;
 

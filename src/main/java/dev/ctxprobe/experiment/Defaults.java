@@ -64,6 +64,24 @@ public final class Defaults {
     /** {@code timeouts.shutdown_s}: long enough for an engine to free its accelerators after SIGTERM. */
     public static final Duration SHUTDOWN = Duration.ofSeconds(60);
 
+    /**
+     * {@code timeouts.fatal_grace_s}: after a fatal line, time for the rest of a failing server to exit by itself (and
+     * its log to name the root cause) and for a line that was no real failure to be followed by readiness.
+     */
+    public static final Duration FATAL_GRACE = Duration.ofSeconds(30);
+
+    /**
+     * {@code timeouts.stall_s}: a loading engine prints progress or uses CPU (reading weights, compiling, capturing
+     * graphs) far more often than this; five minutes of neither is a hang, not a slow load.
+     */
+    public static final Duration STALL = Duration.ofSeconds(300);
+
+    /**
+     * {@code timeouts.progress_s}: an engine shows progress with every prefill batch and every token; one batch of a
+     * prompt near a million tokens may take minutes on a slow machine, so only five minutes of none is a hang.
+     */
+    public static final Duration PROGRESS = Duration.ofSeconds(300);
+
     /** {@code timeouts.queue_s}: a cluster's queue; a step waiting longer is a busy cluster, not a measurement. */
     public static final Duration QUEUE = Duration.ofSeconds(3600);
 
@@ -72,6 +90,12 @@ public final class Defaults {
 
     /** {@code limits.server_log_mib}: a verbose engine's whole log fits; a log without end cannot fill the disk. */
     public static final long SERVER_LOG_MIB = 64;
+
+    /**
+     * {@code limits.max_cells}: a matrix of a few parameters with a few values each; beyond it a matrix is more
+     * likely a mistake (a list pasted as values) than a plan, and its launches would run for days.
+     */
+    public static final long MAX_CELLS = 64;
 
     /**
      * Not a default but the bound of every length: target + {@code context_pad} is at most this, the largest

@@ -1,5 +1,6 @@
 package dev.ctxprobe.experiment;
 
+import dev.ctxprobe.secrets.SecretFlags;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -19,6 +20,9 @@ import java.util.Map;
  * @param passEnv names or {@code PREFIX*} patterns of ctxprobe's environment that servers get besides the
  *     built-in allow-list
  * @param limits bounds on what is read from servers and kept of their logs
+ * @param secretFlags flags whose values are secret besides the built-in ones ({@code SecretFlags})
+ * @param fromEnvironment the values of the commands' {@code {env:NAME}} placeholders, keyed {@code env:NAME}: read
+ *     from ctxprobe's environment when the file was loaded, never written anywhere
  */
 public record Experiment(
         Path file,
@@ -37,11 +41,26 @@ public record Experiment(
         Double weightsGib,
         List<String> secrets,
         List<String> passEnv,
-        Limits limits) {
+        Limits limits,
+        List<String> secretFlags,
+        Map<String, String> fromEnvironment) {
 
     public Experiment {
         secrets = List.copyOf(secrets);
         passEnv = List.copyOf(passEnv);
+        secretFlags = List.copyOf(secretFlags);
+        fromEnvironment = Map.copyOf(fromEnvironment);
+    }
+
+    /** Which flags of the commands carry secrets: the built-in ones and {@code secret_flags}. */
+    public SecretFlags flags() {
+        return SecretFlags.of(secretFlags);
+    }
+
+    // A record prints its components; this one holds secrets.
+    @Override
+    public String toString() {
+        return "Experiment[" + name + " in " + file + "]";
     }
 
     /** The names whose values are secret: {@code secrets} and every backend's {@code api_key_env}. */
@@ -62,10 +81,16 @@ public record Experiment(
      *     default, which grows with {@code output_len}
      * @param eventKib the most one server-sent event may hold; null for the client's default
      * @param serverLogMib the most one server's log keeps, its head and its tail
+     * @param maxCells the most matrix cells the experiment may have, all backends together
      */
-    public record Limits(Long responseMib, Long eventKib, long serverLogMib) {
+    public record Limits(Long responseMib, Long eventKib, long serverLogMib, long maxCells) {
         /** The defaults. */
-        public static final Limits DEFAULT = new Limits(null, null, Defaults.SERVER_LOG_MIB);
+        public static final Limits DEFAULT = new Limits(null, null, Defaults.SERVER_LOG_MIB, Defaults.MAX_CELLS);
+
+        /** The given bounds with the default {@code max_cells}. */
+        public Limits(Long responseMib, Long eventKib, long serverLogMib) {
+            this(responseMib, eventKib, serverLogMib, Defaults.MAX_CELLS);
+        }
 
         public long serverLogBytes() {
             return serverLogMib << 20;
@@ -77,6 +102,39 @@ public record Experiment(
      * that gives only frontier bounds gets the lengths a shell loop would try, {@code min} doubled up to {@code
      * max}. A frontier needs bounds: a file that gives only targets searches between its smallest and largest.
      */
+    /**
+     * What {@link #withStrategy} makes up because the file does not say it, in a sentence for the console
+     * (docs/search.md): a frontier's bounds from the targets, or a list's targets from the bounds; empty when the file
+     * says all the strategy needs.
+     */
+    public java.util.Optional<String> derivedFor(Strategy strategy) {
+        if (strategy == sweep.strategy()) {
+            return java.util.Optional.empty();
+        }
+        Sweep derived = withStrategy(strategy).sweep();
+        if (strategy == Strategy.FRONTIER && sweep.frontier() == null) {
+            Frontier f = derived.frontier();
+            return java.util.Optional.of(String.format(
+                    java.util.Locale.ROOT,
+                    "--strategy frontier: the file has no frontier:, so the search runs between its targets' smallest"
+                            + " and largest: min %,d, max %,d, align %,d, precision %s, max_launches %d (write a"
+                            + " frontier: mapping to choose them)",
+                    f.min(),
+                    f.max(),
+                    f.align(),
+                    f.precision(),
+                    f.maxLaunches()));
+        }
+        if (strategy == Strategy.LIST && sweep.targets().isEmpty()) {
+            return java.util.Optional.of("--strategy list: the file has no targets:, so the list doubles from"
+                    + " frontier.min to frontier.max: "
+                    + derived.targets().stream()
+                            .map(t -> String.format(java.util.Locale.ROOT, "%,d", t))
+                            .collect(java.util.stream.Collectors.joining(", ")));
+        }
+        return java.util.Optional.empty();
+    }
+
     public Experiment withStrategy(Strategy strategy) {
         if (strategy == sweep.strategy()) {
             return this;
@@ -97,7 +155,15 @@ public record Experiment(
             frontier = new Frontier(min, max, Defaults.PRECISION, Math.min(Defaults.ALIGN, min), Defaults.MAX_LAUNCHES);
         }
         List<Long> curve = strategy == Strategy.LIST ? List.of() : sweep.curve();
-        Sweep s = new Sweep(strategy, targets, curve, sweep.stopAfterFailure(), frontier, sweep.restart());
+        Sweep s = new Sweep(
+                strategy,
+                targets,
+                curve,
+                sweep.stopAfterFailure(),
+                frontier,
+                sweep.restart(),
+                sweep.concurrency(),
+                sweep.autoConcurrency());
         return new Experiment(
                 file,
                 name,
@@ -115,24 +181,38 @@ public record Experiment(
                 weightsGib,
                 secrets,
                 passEnv,
-                limits);
+                limits,
+                secretFlags,
+                fromEnvironment);
     }
 
     /**
-     * This experiment with only the named backends, in the file's order, as {@code run --backend} asks.
+     * This experiment with only the chosen backends, in the file's order, as {@code run --backend} asks. A selector
+     * is a backend's name (a matrix's base name chooses all its cells), a cell's name, {@code k=v} (every cell whose
+     * parameter {@code k} has the value {@code v}), or {@code base[k=v,...]} (the cells of {@code base} with all those
+     * values); docs/experiment-file.md#matrix.
      *
-     * @throws IllegalArgumentException naming the unknown ones and the known
+     * @throws IllegalArgumentException naming the selectors that choose nothing, and the backends there are
      */
-    public Experiment withBackends(java.util.Collection<String> names) {
-        java.util.Set<String> unknown = new java.util.LinkedHashSet<>(names);
-        backends.forEach(b -> unknown.remove(b.name()));
+    public Experiment withBackends(java.util.Collection<String> selectors) {
+        List<String> unknown = new java.util.ArrayList<>();
+        java.util.Set<Backend> chosen = new java.util.HashSet<>();
+        for (String selector : selectors) {
+            List<Backend> matched =
+                    backends.stream().filter(b -> b.selectedBy(selector)).toList();
+            if (matched.isEmpty()) {
+                unknown.add(selector);
+            }
+            chosen.addAll(matched);
+        }
         if (!unknown.isEmpty()) {
             throw new IllegalArgumentException("no backend named " + String.join(", ", unknown) + " in " + file
                     + "; its backends are "
-                    + String.join(", ", backends.stream().map(Backend::name).toList()));
+                    + String.join(", ", backends.stream().map(Backend::name).toList())
+                    + (backends.stream().anyMatch(b -> !b.params().isEmpty())
+                            ? " (choose cells by name, by base name, by k=v, or by base[k=v])"
+                            : ""));
         }
-        List<Backend> chosen =
-                backends.stream().filter(b -> names.contains(b.name())).toList();
         return new Experiment(
                 file,
                 name,
@@ -145,12 +225,40 @@ public record Experiment(
                 load,
                 sweep,
                 timeouts,
-                chosen,
+                backends.stream().filter(chosen::contains).toList(),
                 modelConfig,
                 weightsGib,
                 secrets,
                 passEnv,
-                limits);
+                limits,
+                secretFlags,
+                fromEnvironment);
+    }
+
+    /**
+     * Where {@code backend} stands in the file's {@code backends} list: a matrix's cells all stand where their
+     * backend is written, so that a message about a cell points at its line.
+     */
+    public static int fileIndex(List<Backend> backends, Backend backend) {
+        return (int) backends.stream()
+                .takeWhile(b -> b != backend)
+                .map(Backend::base)
+                .filter(base -> !base.equals(backend.base()))
+                .distinct()
+                .count();
+    }
+
+    /** The number of matrix cells among the backends (a backend without a matrix is no cell). */
+    public int cells() {
+        return (int) backends.stream().filter(b -> !b.params().isEmpty()).count();
+    }
+
+    /** The most steps the run may take: per backend, its list's targets or its search's {@code max_launches}. */
+    public long maxSteps() {
+        long perBackend = sweep.strategy() == Strategy.LIST
+                ? sweep.targets().size()
+                : Math.max(sweep.frontier().maxLaunches(), sweep.curve().size());
+        return perBackend * backends.size();
     }
 
     /**
@@ -174,6 +282,10 @@ public record Experiment(
      * Which targets are probed and how servers are reused.
      *
      * @param curve lengths a frontier search measures first, to draw the TTFT curve below the frontier
+     * @param concurrency how many requests are sent at once, ascending, always starting with 1 (the frontier of
+     *     single prompts); more than one level asks for the capacity map (docs/search.md#the-capacity-map)
+     * @param autoConcurrency {@code sweep.concurrency: auto}: the map's levels double from 2 up to what the first
+     *     server states it holds at once, known only once it has said it; {@code concurrency} is then [1]
      */
     public record Sweep(
             Strategy strategy,
@@ -181,7 +293,38 @@ public record Experiment(
             List<Long> curve,
             boolean stopAfterFailure,
             Frontier frontier,
-            Restart restart) {}
+            Restart restart,
+            List<Integer> concurrency,
+            boolean autoConcurrency) {
+
+        /** The most requests a level of the capacity map sends at once. */
+        public static final int MAX_CONCURRENT = 1024;
+
+        public Sweep {
+            concurrency = concurrency == null || concurrency.isEmpty() ? List.of(1) : List.copyOf(concurrency);
+        }
+
+        /** A sweep of single prompts only. */
+        public Sweep(
+                Strategy strategy,
+                List<Long> targets,
+                List<Long> curve,
+                boolean stopAfterFailure,
+                Frontier frontier,
+                Restart restart) {
+            this(strategy, targets, curve, stopAfterFailure, frontier, restart, List.of(1), false);
+        }
+
+        /** The levels above a single prompt, ascending: each gets a search of its own below the frontier. */
+        public List<Integer> concurrent() {
+            return concurrency.stream().filter(n -> n > 1).toList();
+        }
+
+        /** Whether the capacity map is asked for: levels above 1 listed, or {@code auto}. */
+        public boolean mapped() {
+            return autoConcurrency || concurrency.size() > 1;
+        }
+    }
 
     /** The search strategies: the targets in order, or a search for the largest that passes. */
     public enum Strategy {
@@ -256,8 +399,23 @@ public record Experiment(
      * Time limits of a step's phases.
      *
      * @param queue how long a cluster may keep a step's job waiting before it runs (never part of startup)
+     * @param fatalGrace how long a starting server that printed a fatal line may still take to become ready
+     * @param stall how long a starting server may be silent and idle before it is judged stalled; zero for never
+     * @param progress how long a live server may hold a step's requests without progress; zero for never
      */
-    public record Timeouts(Duration startup, Duration request, Duration shutdown, Duration queue) {}
+    public record Timeouts(
+            Duration startup,
+            Duration request,
+            Duration shutdown,
+            Duration queue,
+            Duration fatalGrace,
+            Duration stall,
+            Duration progress) {
+        /** The limits with the fast verdicts at their defaults. */
+        public Timeouts(Duration startup, Duration request, Duration shutdown, Duration queue) {
+            this(startup, request, shutdown, queue, Defaults.FATAL_GRACE, Defaults.STALL, Defaults.PROGRESS);
+        }
+    }
 
     /**
      * One engine and its server command.
@@ -275,6 +433,10 @@ public record Experiment(
      * @param weightsGib the backend's own {@code weights_gib} (the experiment's applies when null)
      * @param autoFirst the search's first launch passes the engine's own automatic length for {@code
      *     {max_model_len}} (vLLM's {@code auto}), so that the engine states its memory limit in one launch
+     * @param check what each measured request also checks: the backend's own {@code check}, else the file's; null
+     *     for nothing
+     * @param params the values of this backend's matrix cell by parameter, in the order the file names the
+     *     parameters, each as written; empty for a backend without a matrix (docs/experiment-file.md#matrix)
      */
     public record Backend(
             String name,
@@ -291,5 +453,39 @@ public record Experiment(
             Launcher launcher,
             String modelConfig,
             Double weightsGib,
-            boolean autoFirst) {}
+            boolean autoFirst,
+            Check check,
+            Map<String, String> params) {
+
+        public Backend {
+            params = params == null || params.isEmpty()
+                    ? Map.of()
+                    : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(params));
+        }
+
+        /** The name the file gives the backend: a cell's name without its values. */
+        public String base() {
+            return dev.ctxprobe.results.CellName.base(name);
+        }
+
+        /** True when {@code selector} of {@code run --backend} chooses this backend (see {@link #withBackends}). */
+        boolean selectedBy(String selector) {
+            if (selector.equals(name) || selector.equals(base())) {
+                return true;
+            }
+            if (params.isEmpty()) {
+                return false;
+            }
+            String wanted = selector;
+            if (selector.endsWith("]") && selector.contains("[")) {
+                if (!selector.substring(0, selector.indexOf('[')).equals(base())) {
+                    return false;
+                }
+                wanted = selector.substring(selector.indexOf('[') + 1, selector.length() - 1);
+            }
+            Map<String, String> values = dev.ctxprobe.results.CellName.parse(wanted);
+            return !values.isEmpty()
+                    && values.entrySet().stream().allMatch(e -> e.getValue().equals(params.get(e.getKey())));
+        }
+    }
 }

@@ -49,6 +49,12 @@ final class ExperimentChecks {
                     "experiment",
                     "the experiment name '" + name + "' becomes a folder name: use letters, digits, '.', '_' and '-'");
         }
+        if (name.length() > ValueChecks.NAME_MAX) {
+            throw error(
+                    "experiment",
+                    "the experiment name is " + name.length() + " characters long; it becomes a folder name, which"
+                            + " holds at most " + ValueChecks.NAME_MAX + ": shorten it");
+        }
         Map<String, String> env = values.checkEnv("env", raw.env());
         Map<String, Object> vars = values.checkVars("vars", raw.vars());
         long pad = raw.contextPad() == null ? Defaults.CONTEXT_PAD : raw.contextPad();
@@ -60,15 +66,20 @@ final class ExperimentChecks {
                             + " covers every engine)");
         }
         Load load = checkLoad(raw.load());
-        Sweep sweep = checkSweep(raw.sweep(), pad);
+        Sweep sweep = checkSweep(raw.sweep(), pad, load);
         Timeouts timeouts = checkTimeouts(raw.timeouts());
         HardwareSpec hardware = checkHardware(raw.hardware());
         Map<String, Object> launcher = backendChecks.launcherMap("launcher", raw.launcher());
-        List<Backend> backends = backendChecks.checkBackends(raw.backends(), env, vars, timeouts, launcher);
+        Check check = backendChecks.check("check", raw.check(), null);
+        Experiment.Limits limits = checkLimits(raw.limits());
+        Map<String, List<String>> matrix = new MatrixChecks(values).check("matrix", raw.matrix());
+        List<Backend> backends =
+                backendChecks.checkBackends(raw.backends(), env, vars, timeouts, launcher, check, matrix);
+        checkOutputForAnswer(load, backends);
+        checkCells(raw, backends, limits);
         checkRanges(raw, load, sweep, timeouts, backends);
         List<String> secrets = checkNames("secrets", raw.secrets(), false);
         List<String> passEnv = checkNames("pass_env", raw.passEnv(), true);
-        Experiment.Limits limits = checkLimits(raw.limits());
         return new Experiment(
                 values.file(),
                 name,
@@ -86,11 +97,58 @@ final class ExperimentChecks {
                 values.gib("weights_gib", raw.weightsGib(), "the model's weights, e.g. 'weights_gib: 152.5'"),
                 secrets,
                 passEnv,
-                limits);
+                limits,
+                checkSecretFlags(raw.secretFlags()),
+                backendChecks.fromEnvironment());
     }
+
+    /** The most requests a probe of the capacity map sends at once. */
+    static final int MAX_CONCURRENT = Experiment.Sweep.MAX_CONCURRENT;
+    /** The shortest output that shows a pause in a request's decode (docs/search.md#held-at-once). */
+    static final int MIN_CONCURRENT_OUTPUT = 4;
 
     private ExperimentError error(String path, String problem) {
         return values.error(path, problem);
+    }
+
+    // A key is read from the output's start: too few output tokens cut it (docs/experiment-file.md#check).
+    private void checkOutputForAnswer(Load load, List<Backend> backends) throws ExperimentError {
+        if (backends.stream().anyMatch(b -> b.check() != null) && load.outputLen() < Check.MIN_OUTPUT_LEN) {
+            throw error(
+                    "load.output_len",
+                    "a pass key is read from the first output tokens, and " + load.outputLen() + " cannot hold a"
+                            + " five-digit key: set load.output_len to " + Check.MIN_OUTPUT_LEN + " or more");
+        }
+    }
+
+    /**
+     * Matrices multiply: a few parameters of a few values each make more cells than anyone meant to run, each a
+     * whole search. Beyond {@code limits.max_cells} the file must say it means it.
+     */
+    private void checkCells(ExperimentFile raw, List<Backend> backends, Experiment.Limits limits)
+            throws ExperimentError {
+        long cells = backends.stream().filter(b -> !b.params().isEmpty()).count();
+        if (cells <= limits.maxCells()) {
+            return;
+        }
+        String at = "matrix";
+        if (raw.matrix() == null) {
+            for (int i = 0; i < raw.backends().size(); i++) {
+                if (raw.backends().get(i).matrix() != null) {
+                    at = "backends[" + i + "].matrix";
+                    break;
+                }
+            }
+        }
+        throw error(
+                at,
+                String.format(
+                        Locale.ROOT,
+                        "the matrix makes %,d cells, more than limits.max_cells (%,d), and each cell is a search"
+                                + " of its own: raise limits.max_cells to %,d if you mean it, or give fewer values",
+                        cells,
+                        limits.maxCells(),
+                        cells));
     }
 
     /**
@@ -119,9 +177,11 @@ final class ExperimentChecks {
         atMostSeconds("timeouts.request_s", timeouts.request());
         atMostSeconds("timeouts.shutdown_s", timeouts.shutdown());
         atMostSeconds("timeouts.queue_s", timeouts.queue());
-        for (int i = 0; i < backends.size(); i++) {
-            String at = "backends[" + i + "]";
-            Backend b = backends.get(i);
+        atMostSeconds("timeouts.fatal_grace_s", timeouts.fatalGrace());
+        atMostSeconds("timeouts.stall_s", timeouts.stall());
+        atMostSeconds("timeouts.progress_s", timeouts.progress());
+        for (Backend b : backends) {
+            String at = "backends[" + Experiment.fileIndex(backends, b) + "]";
             atMostSeconds(at + ".startup_s", b.startup());
             String problem = Hosts.problem(b.host());
             if (problem != null) {
@@ -135,8 +195,8 @@ final class ExperimentChecks {
             atMostGib("hardware.memory_gib", raw.hardware().memoryGib());
         }
         atMostGib("weights_gib", raw.weightsGib());
-        for (int i = 0; i < backends.size(); i++) {
-            atMostGib("backends[" + i + "].weights_gib", backends.get(i).weightsGib());
+        for (Backend b : backends) {
+            atMostGib("backends[" + Experiment.fileIndex(backends, b) + "].weights_gib", b.weightsGib());
         }
     }
 
@@ -180,6 +240,23 @@ final class ExperimentChecks {
         return List.copyOf(names);
     }
 
+    // Flags as they are written in a command: "--auth", never "--auth=value" or a value.
+    private List<String> checkSecretFlags(List<String> flags) throws ExperimentError {
+        if (flags == null) {
+            return List.of();
+        }
+        for (int i = 0; i < flags.size(); i++) {
+            String f = flags.get(i);
+            if (f == null || !f.matches("--?[A-Za-z0-9][A-Za-z0-9_.-]*")) {
+                throw error(
+                        "secret_flags[" + i + "]",
+                        "secret_flags lists flags whose values are secret, as a command writes them (e.g."
+                                + " --auth-header), never their values; found '" + f + "'");
+            }
+        }
+        return List.copyOf(flags);
+    }
+
     private Experiment.Limits checkLimits(ExperimentFile.LimitsFile raw) throws ExperimentError {
         if (raw == null) {
             return Experiment.Limits.DEFAULT;
@@ -194,7 +271,9 @@ final class ExperimentChecks {
         }
         long log = raw.serverLogMib() == null ? Defaults.SERVER_LOG_MIB : raw.serverLogMib();
         between("limits.server_log_mib", log, 1, 1_048_576, "MiB one server's log keeps");
-        return new Experiment.Limits(response, event, log);
+        long maxCells = raw.maxCells() == null ? Defaults.MAX_CELLS : raw.maxCells();
+        between("limits.max_cells", maxCells, 1, 100_000, "matrix cells the experiment may have");
+        return new Experiment.Limits(response, event, log, maxCells);
     }
 
     private void between(String path, long value, long min, long max, String what) throws ExperimentError {
@@ -273,7 +352,7 @@ final class ExperimentChecks {
         return value;
     }
 
-    private Sweep checkSweep(SweepFile raw, long pad) throws ExperimentError {
+    private Sweep checkSweep(SweepFile raw, long pad, Load load) throws ExperimentError {
         if (raw == null) {
             throw error("", "'sweep' is missing: give 'sweep: {strategy: list, targets: [4096, 8192]}'");
         }
@@ -323,8 +402,94 @@ final class ExperimentChecks {
         } else if (strategy == Strategy.FRONTIER) {
             throw error("sweep", "strategy 'frontier' needs bounds, e.g. 'frontier: {min: 4096, max: 65536}'");
         }
+        boolean auto = "auto".equals(raw.concurrency());
+        List<Integer> levels = checkConcurrency(concurrencyList(raw.concurrency()), strategy, load);
         return new Sweep(
-                strategy, targets, curve, raw.stopAfterFailure() != null && raw.stopAfterFailure(), frontier, restart);
+                strategy,
+                targets,
+                curve,
+                raw.stopAfterFailure() != null && raw.stopAfterFailure(),
+                frontier,
+                restart,
+                auto ? List.of(1) : levels,
+                auto);
+    }
+
+    /**
+     * {@code sweep.concurrency} as listed, or {@code auto}: [1, 2] for the checks of a map (the levels are known
+     * only once the first server has stated what it holds at once).
+     */
+    private List<Integer> concurrencyList(Object raw) throws ExperimentError {
+        if (raw == null) {
+            return null;
+        }
+        if ("auto".equals(raw)) {
+            return List.of(1, 2);
+        }
+        if (!(raw instanceof List<?> list)) {
+            throw error(
+                    "sweep.concurrency",
+                    "sweep.concurrency lists requests sent at once, e.g. [1, 2, 4, 8], or is auto; found '" + raw
+                            + "'");
+        }
+        List<Integer> levels = new java.util.ArrayList<>();
+        for (int i = 0; i < list.size(); i++) {
+            Object n = list.get(i);
+            if (!(n instanceof Integer || n instanceof Long || n instanceof java.math.BigInteger)) {
+                throw error(
+                        "sweep.concurrency[" + i + "]",
+                        "sweep.concurrency holds whole numbers from 1 to " + MAX_CONCURRENT + ", found " + n);
+            }
+            long v = ((Number) n).longValue();
+            levels.add((int) Math.max(Integer.MIN_VALUE, Math.min(Integer.MAX_VALUE, v)));
+        }
+        return levels;
+    }
+
+    /**
+     * {@code sweep.concurrency}: the levels of the capacity map (docs/search.md#the-capacity-map), ascending. Only
+     * a frontier search has a single-prompt frontier to search each level below, and "held at once" is read from
+     * the gap between first tokens and the first finish, which a single output token does not have.
+     */
+    private List<Integer> checkConcurrency(List<Integer> raw, Strategy strategy, Load load) throws ExperimentError {
+        if (raw == null) {
+            return List.of(1);
+        }
+        if (raw.isEmpty()) {
+            throw error("sweep.concurrency", "sweep.concurrency lists requests sent at once, e.g. [1, 2, 4, 8]");
+        }
+        Set<Integer> seen = new HashSet<>();
+        for (int i = 0; i < raw.size(); i++) {
+            Integer n = raw.get(i);
+            if (n == null || n < 1 || n > MAX_CONCURRENT) {
+                throw error(
+                        "sweep.concurrency[" + i + "]",
+                        "sweep.concurrency holds whole numbers from 1 to " + MAX_CONCURRENT + ", found " + n);
+            }
+            if (!seen.add(n)) {
+                throw error("sweep.concurrency[" + i + "]", "the concurrency " + n + " is listed twice");
+            }
+        }
+        if (!seen.contains(1)) {
+            throw error(
+                    "sweep.concurrency",
+                    "sweep.concurrency must include 1: every level is searched below the frontier of single"
+                            + " prompts, e.g. [1, 2, 4, 8]");
+        }
+        if (seen.size() > 1 && strategy != Strategy.FRONTIER) {
+            throw error(
+                    "sweep.concurrency",
+                    "sweep.concurrency above 1 needs 'strategy: frontier': each level is searched below the"
+                            + " frontier of single prompts");
+        }
+        if (seen.size() > 1 && load.outputLen() < MIN_CONCURRENT_OUTPUT) {
+            throw error(
+                    "sweep.concurrency",
+                    "sweep.concurrency above 1 needs 'load: {output_len: 16}' or at least "
+                            + MIN_CONCURRENT_OUTPUT
+                            + ": whether the requests were held at once is read from their tokens' times");
+        }
+        return raw.stream().sorted().toList();
     }
 
     private Frontier checkFrontier(ExperimentFile.FrontierFile f, long pad) throws ExperimentError {
@@ -376,11 +541,19 @@ final class ExperimentChecks {
     }
 
     private Timeouts checkTimeouts(TimeoutsFile raw) throws ExperimentError {
-        TimeoutsFile t = raw == null ? new TimeoutsFile(null, null, null, null) : raw;
+        TimeoutsFile t = raw == null ? new TimeoutsFile(null, null, null, null, null, null, null) : raw;
         return new Timeouts(
                 values.seconds("timeouts.startup_s", t.startupS(), Defaults.STARTUP),
                 values.seconds("timeouts.request_s", t.requestS(), Defaults.REQUEST),
                 values.seconds("timeouts.shutdown_s", t.shutdownS(), Defaults.SHUTDOWN),
-                values.seconds("timeouts.queue_s", t.queueS(), Defaults.QUEUE));
+                values.seconds("timeouts.queue_s", t.queueS(), Defaults.QUEUE),
+                values.seconds("timeouts.fatal_grace_s", t.fatalGraceS(), Defaults.FATAL_GRACE),
+                // 0 switches the stall verdict off (docs/experiment-file.md).
+                t.stallS() != null && t.stallS() == 0
+                        ? Duration.ZERO
+                        : values.seconds("timeouts.stall_s", t.stallS(), Defaults.STALL),
+                t.progressS() != null && t.progressS() == 0
+                        ? Duration.ZERO
+                        : values.seconds("timeouts.progress_s", t.progressS(), Defaults.PROGRESS));
     }
 }

@@ -24,9 +24,12 @@ record ExperimentFile(
         Double weightsGib,
         List<String> secrets,
         List<String> passEnv,
-        LimitsFile limits) {
+        LimitsFile limits,
+        Object check,
+        LinkedHashMap<String, Object> matrix,
+        List<String> secretFlags) {
 
-    record LimitsFile(Long responseMib, Long eventKib, Long serverLogMib) {}
+    record LimitsFile(Long responseMib, Long eventKib, Long serverLogMib, Long maxCells) {}
 
     record HardwareFile(String name, String accelerator, String chip, Integer devices, Double memoryGib) {}
 
@@ -44,11 +47,19 @@ record ExperimentFile(
             List<Long> curve,
             Boolean stopAfterFailure,
             FrontierFile frontier,
-            String restart) {}
+            String restart,
+            Object concurrency) {}
 
     record FrontierFile(Long min, Long max, Double precision, Long align, Integer maxLaunches, String start) {}
 
-    record TimeoutsFile(Double startupS, Double requestS, Double shutdownS, Double queueS) {}
+    record TimeoutsFile(
+            Double startupS,
+            Double requestS,
+            Double shutdownS,
+            Double queueS,
+            Double fatalGraceS,
+            Double stallS,
+            Double progressS) {}
 
     record BackendFile(
             String name,
@@ -65,5 +76,7 @@ record ExperimentFile(
             Object launcher,
             String modelConfig,
             Double weightsGib,
-            Boolean autoFirst) {}
+            Boolean autoFirst,
+            Object check,
+            LinkedHashMap<String, Object> matrix) {}
 }

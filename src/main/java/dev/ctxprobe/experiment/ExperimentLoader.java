@@ -10,13 +10,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import org.snakeyaml.engine.v2.api.LoadSettings;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.StreamReadConstraints;
 import tools.jackson.core.StreamReadFeature;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.PropertyNamingStrategies;
 import tools.jackson.databind.cfg.CoercionAction;
 import tools.jackson.databind.cfg.CoercionInputShape;
 import tools.jackson.databind.type.LogicalType;
+import tools.jackson.dataformat.yaml.YAMLFactory;
 import tools.jackson.dataformat.yaml.YAMLMapper;
 
 /**
@@ -28,7 +31,30 @@ public final class ExperimentLoader {
     public static final Set<String> BUILT_IN_PLACEHOLDERS =
             Set.of("model", "target_len", "max_model_len", "host", "port");
 
-    private static final YAMLMapper MAPPER = YAMLMapper.builder()
+    /**
+     * The largest experiment file read (docs/experiment-file.md#how-large-a-file-may-be): real ones are a few KiB; a larger file is
+     * refused by its size before a byte of it is parsed.
+     */
+    public static final long MAX_FILE_BYTES = 4L << 20;
+
+    /** The longest single value (a command, a description), in characters: the parser's own limit refuses more. */
+    public static final int MAX_STRING_CHARS = 1 << 20;
+
+    /**
+     * The longest line, in characters. The YAML scanner spends seconds and hundreds of MiB on one line of a few MiB
+     * (docs/experiment-file.md#how-large-a-file-may-be), so such a line is refused before it is parsed; a long value spread over
+     * lines (a block scalar) meets {@link #MAX_STRING_CHARS} instead.
+     */
+    public static final int MAX_LINE_CHARS = 64 << 10;
+
+    private static final YAMLMapper MAPPER = YAMLMapper.builder(YAMLFactory.builder()
+                    .loadSettings(LoadSettings.builder()
+                            .setCodePointLimit((int) MAX_FILE_BYTES)
+                            .build())
+                    .streamReadConstraints(StreamReadConstraints.builder()
+                            .maxStringLength(MAX_STRING_CHARS)
+                            .build())
+                    .build())
             .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
             .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
@@ -73,7 +99,9 @@ public final class ExperimentLoader {
 
     private final Set<String> knownEngines;
     private final Set<String> enginesThatSizeThemselves;
+    private final Set<String> enginesWithTokenizer;
     private final LauncherKinds launchers;
+    private final Map<String, String> environment;
 
     /**
      * @param knownEngines the engine profile names a backend may name
@@ -87,9 +115,38 @@ public final class ExperimentLoader {
      * @param enginesThatSizeThemselves engines that accept an automatic context length, for {@code auto_first}
      */
     public ExperimentLoader(Set<String> knownEngines, Set<String> enginesThatSizeThemselves, LauncherKinds launchers) {
+        this(knownEngines, enginesThatSizeThemselves, Set.of(), launchers);
+    }
+
+    /**
+     * @param enginesWithTokenizer engines whose server tokenizes text ({@code POST /tokenize}), for {@code check:
+     *     passkey}
+     */
+    public ExperimentLoader(
+            Set<String> knownEngines,
+            Set<String> enginesThatSizeThemselves,
+            Set<String> enginesWithTokenizer,
+            LauncherKinds launchers) {
+        this(knownEngines, enginesThatSizeThemselves, enginesWithTokenizer, launchers, System.getenv());
+    }
+
+    private ExperimentLoader(
+            Set<String> knownEngines,
+            Set<String> enginesThatSizeThemselves,
+            Set<String> enginesWithTokenizer,
+            LauncherKinds launchers,
+            Map<String, String> environment) {
         this.knownEngines = new TreeSet<>(knownEngines);
         this.enginesThatSizeThemselves = Set.copyOf(enginesThatSizeThemselves);
+        this.enginesWithTokenizer = Set.copyOf(enginesWithTokenizer);
         this.launchers = launchers;
+        this.environment = Map.copyOf(environment);
+    }
+
+    /** This loader taking the values of {@code {env:NAME}} placeholders from {@code environment}. */
+    public ExperimentLoader withEnvironment(Map<String, String> environment) {
+        return new ExperimentLoader(
+                knownEngines, enginesThatSizeThemselves, enginesWithTokenizer, launchers, environment);
     }
 
     /** Loads and checks one file. */
@@ -99,6 +156,10 @@ public final class ExperimentLoader {
         }
         String text;
         try {
+            long size = Files.size(file);
+            if (size > MAX_FILE_BYTES) {
+                throw new ExperimentError(file, 0, 0, tooLarge(size));
+            }
             text = Files.readString(file, StandardCharsets.UTF_8);
         } catch (java.nio.file.NoSuchFileException e) {
             throw new ExperimentError(
@@ -129,8 +190,36 @@ public final class ExperimentLoader {
                 + (yaml.size() > 1 ? " (it holds " + String.join(", ", yaml) + ")" : "");
     }
 
+    /** The sentence for a file over {@link #MAX_FILE_BYTES}. */
+    public static String tooLarge(long size) {
+        return "the file is " + String.format(java.util.Locale.ROOT, "%,d", size) + " bytes; an experiment file is at"
+                + " most " + (MAX_FILE_BYTES >> 20) + " MiB (a real one is a few KiB): give the experiment file, not"
+                + " a data file";
+    }
+
     /** Checks text as if it were the content of {@code file}. */
     public Experiment parse(Path file, String text) throws ExperimentError {
+        if (text.length() > MAX_FILE_BYTES) {
+            throw new ExperimentError(file, 0, 0, tooLarge(text.length()));
+        }
+        int line = 1;
+        int start = 0;
+        for (int i = 0; i <= text.length(); i++) {
+            if (i == text.length() || text.charAt(i) == '\n') {
+                if (i - start > MAX_LINE_CHARS) {
+                    throw new ExperimentError(
+                            file,
+                            line,
+                            MAX_LINE_CHARS + 1,
+                            "this line is " + String.format(java.util.Locale.ROOT, "%,d", i - start)
+                                    + " characters long; a line of an experiment file holds at most "
+                                    + String.format(java.util.Locale.ROOT, "%,d", MAX_LINE_CHARS)
+                                    + ": write a long value over several lines (a '|' block) or shorten it");
+                }
+                line++;
+                start = i + 1;
+            }
+        }
         SourceMap where;
         try {
             where = SourceMap.of(MAPPER, text);
@@ -148,7 +237,8 @@ public final class ExperimentLoader {
             throw new ExperimentError(file, 0, 0, "the file is empty: start from experiments/demo.yaml");
         }
         ValueChecks values = new ValueChecks(file, where);
-        BackendChecks backends = new BackendChecks(values, knownEngines, enginesThatSizeThemselves, launchers);
+        BackendChecks backends = new BackendChecks(
+                values, knownEngines, enginesThatSizeThemselves, enginesWithTokenizer, launchers, environment);
         return new ExperimentChecks(values, backends).check(raw);
     }
 }

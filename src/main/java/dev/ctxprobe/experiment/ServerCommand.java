@@ -1,6 +1,8 @@
 package dev.ctxprobe.experiment;
 
 import dev.ctxprobe.experiment.Experiment.Backend;
+import dev.ctxprobe.secrets.Redactor;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -8,11 +10,33 @@ import java.util.Map;
 /**
  * The server command of one step, resolved from a backend's template.
  *
- * @param argv the exact argument vector, never passed to a shell
- * @param serverArgs the words joined by spaces, as the seeds' {@code server_args}
+ * @param argv the exact argument vector, never passed to a shell: what the launch alone gets
+ * @param shown the vector as it may be shown (validate, results, console): the values of {@code {env:NAME}}
+ *     placeholders and of secret-carrying flags replaced by {@code <masked>} (docs/experiment-file.md#secrets)
+ * @param serverArgs {@code shown} joined by spaces, as the seeds' {@code server_args}
+ * @param secrets the real values {@code shown} masks: what the run's logs and results must not show either
  */
 public record ServerCommand(
-        List<String> argv, String serverArgs, long targetLen, long maxModelLen, String host, int port) {
+        List<String> argv,
+        List<String> shown,
+        String serverArgs,
+        List<String> secrets,
+        long targetLen,
+        long maxModelLen,
+        String host,
+        int port) {
+
+    public ServerCommand {
+        argv = List.copyOf(argv);
+        shown = List.copyOf(shown);
+        secrets = List.copyOf(secrets);
+    }
+
+    // Its text must never hold the real values.
+    @Override
+    public String toString() {
+        return "ServerCommand[" + serverArgs + "]";
+    }
 
     /**
      * Resolves the backend's template for a target and port. The experiment was checked, so a placeholder without a
@@ -38,12 +62,27 @@ public record ServerCommand(
         values.put("host", backend.host());
         values.put("port", Integer.toString(port));
         List<String> argv = List.of();
+        List<String> shown = List.of();
+        List<String> secrets = new ArrayList<>();
         if (backend.command() != null) {
             CommandTemplate template = CommandTemplate.parse(backend.command());
-            template.placeholders().forEach(p -> values.putIfAbsent(p, "{" + p + "}"));
+            Map<String, String> masked = new LinkedHashMap<>(values);
+            for (String p : template.placeholders()) {
+                String fromEnv = experiment.fromEnvironment().get(p);
+                if (fromEnv != null) {
+                    values.put(p, fromEnv);
+                    masked.put(p, Redactor.MASK);
+                    secrets.add(fromEnv);
+                }
+                values.putIfAbsent(p, "{" + p + "}");
+                masked.putIfAbsent(p, "{" + p + "}");
+            }
             argv = template.render(values);
+            shown = experiment.flags().shown(template.render(masked));
+            secrets.addAll(experiment.flags().values(argv));
         }
-        return new ServerCommand(argv, String.join(" ", argv), target, maxModelLen, backend.host(), port);
+        return new ServerCommand(
+                argv, shown, String.join(" ", shown), secrets, target, maxModelLen, backend.host(), port);
     }
 
     /** True when the engine was left to fit its context itself: the length is known once the server states it. */
@@ -53,12 +92,12 @@ public record ServerCommand(
 
     /** The same command, for a server that stated the length it fitted itself to. */
     public ServerCommand withMaxModelLen(long stated) {
-        return new ServerCommand(argv, serverArgs, targetLen, stated, host, port);
+        return new ServerCommand(argv, shown, serverArgs, secrets, targetLen, stated, host, port);
     }
 
     /** The same command, its step answering {@code target}. */
     public ServerCommand withTarget(long target) {
-        return new ServerCommand(argv, serverArgs, target, maxModelLen, host, port);
+        return new ServerCommand(argv, shown, serverArgs, secrets, target, maxModelLen, host, port);
     }
 
     /** A variable as it appears in a command: numbers without a spurious ".0". */

@@ -7,6 +7,7 @@ import java.util.Map;
 import tools.jackson.core.JsonParser;
 import tools.jackson.core.JsonToken;
 import tools.jackson.core.TokenStreamLocation;
+import tools.jackson.core.exc.StreamConstraintsException;
 import tools.jackson.databind.ObjectMapper;
 
 /**
@@ -91,8 +92,29 @@ final class SourceMap {
                     stack.push(new Frame(path, t == JsonToken.START_ARRAY));
                 }
             }
+        } catch (StreamConstraintsException tooLong) {
+            // The parser's limit says what, not where; the parser's position does.
+            throw tooLong.getLocation() != null
+                    ? tooLong
+                    : new StreamConstraintsException(tooLong.getOriginalMessage(), where(mapper, text));
         }
         return new SourceMap(positions, keys, values);
+    }
+
+    // Where the parser stopped on a value over its limits: the token it was reading.
+    private static TokenStreamLocation where(ObjectMapper mapper, String text) {
+        try (JsonParser p = mapper.createParser(text)) {
+            try {
+                while (p.nextToken() != null) {
+                    if (p.currentToken().isScalarValue()) {
+                        p.getString();
+                    }
+                }
+            } catch (StreamConstraintsException e) {
+                return p.currentTokenLocation();
+            }
+        }
+        return null;
     }
 
     /** The position of the value at {@code path}, or of its nearest enclosing value that has one. */

@@ -16,6 +16,18 @@ final class ValueChecks {
     /** Names that become folder and log file names. */
     static final Pattern SAFE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]*");
 
+    /** The longest file name Linux file systems hold (NAME_MAX), in bytes; a safe name's bytes are its characters. */
+    static final int NAME_MAX = 255;
+
+    /**
+     * The most a step adds to a backend's name in its file names: the target, the concurrency, a relaunch's number
+     * and the Slurm script's ending ({@code logs/<backend>_ctx_<target>_n<concurrency>.<n>.sbatch.sh}).
+     */
+    static final int STEP_SUFFIX = ("_ctx_" + Defaults.MAX_MODEL_LEN + "_n" + 10_000 + ".999.sbatch.sh").length();
+
+    /** The longest backend name: with the longest step suffix, still one file name (docs/experiment-file.md). */
+    static final int BACKEND_NAME_MAX = NAME_MAX - STEP_SUFFIX;
+
     /** Environment variable names: {@code env}, {@code api_key_env}, {@code secrets}, {@code pass_env}. */
     static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
@@ -31,10 +43,12 @@ final class ValueChecks {
             "restart",
             "targets",
             "curve",
+            "concurrency",
             "frontier",
             "timeouts",
             "verify",
-            "backend_vars");
+            "backend_vars",
+            "matrix");
 
     private final Path file;
     private final SourceMap where;
@@ -53,6 +67,12 @@ final class ValueChecks {
     ExperimentError error(String path, String problem) {
         SourceMap.Position p = where.at(path);
         return new ExperimentError(file, p.line(), p.column(), problem);
+    }
+
+    /** The scalar at {@code path} exactly as the file writes it ({@code 0.90}, not the number 0.9); null for none. */
+    String written(String path) {
+        SourceMap.Found found = where.found(path);
+        return found == null ? null : found.text();
     }
 
     String required(String value, String path, String hint) throws ExperimentError {

@@ -3,7 +3,6 @@ package dev.ctxprobe.experiment;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
-import java.util.stream.Collectors;
 import tools.jackson.core.JacksonException;
 import tools.jackson.core.TokenStreamLocation;
 import tools.jackson.databind.DatabindException;
@@ -29,20 +28,31 @@ final class YamlErrors {
             line = p.line();
             col = p.column();
         }
+        if (e instanceof tools.jackson.core.exc.StreamConstraintsException) {
+            return new ExperimentError(
+                    file,
+                    line,
+                    col,
+                    "a value here is longer than "
+                            + String.format(java.util.Locale.ROOT, "%,d", ExperimentLoader.MAX_STRING_CHARS)
+                            + " characters, the most one value of an experiment file may hold: shorten it");
+        }
         if (e instanceof UnrecognizedPropertyException u) {
-            String known = u.getKnownPropertyIds() == null
-                    ? ""
+            java.util.List<String> keys = u.getKnownPropertyIds() == null
+                    ? java.util.List.of()
                     : u.getKnownPropertyIds().stream()
                             .map(String::valueOf)
                             .map(YamlErrors::snake)
                             .sorted()
-                            .collect(Collectors.joining(", "));
+                            .toList();
             String inside = path.contains(".") ? " in '" + path.substring(0, path.lastIndexOf('.')) + "'" : "";
             return new ExperimentError(
                     file,
                     line,
                     col,
-                    "unknown key '" + u.getPropertyName() + "'" + inside + "; the keys allowed here are: " + known);
+                    "unknown key '" + u.getPropertyName() + "'" + inside
+                            + DidYouMean.hint(u.getPropertyName(), keys) + "; the keys allowed here are: "
+                            + String.join(", ", keys));
         }
         if (e instanceof MismatchedInputException m) {
             return new ExperimentError(file, line, col, mismatch(path, m.getTargetType(), found(where, path)));

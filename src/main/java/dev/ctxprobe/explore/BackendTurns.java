@@ -23,11 +23,16 @@ final class BackendTurns {
     private final List<Plan.BackendPlan> waiting;
     private final List<Plan.BackendPlan> running = new ArrayList<>();
     private final Function<Backend, Launcher> launchers;
+    private final RunListener listener;
+    /** The backends whose wait was already explained. */
+    private final java.util.Set<String> told = new java.util.HashSet<>();
+
     private boolean stopped;
 
-    BackendTurns(List<Plan.BackendPlan> backends, Function<Backend, Launcher> launchers) {
+    BackendTurns(List<Plan.BackendPlan> backends, Function<Backend, Launcher> launchers, RunListener listener) {
         this.waiting = new ArrayList<>(backends);
         this.launchers = launchers;
+        this.listener = listener;
     }
 
     /**
@@ -88,10 +93,21 @@ final class BackendTurns {
     synchronized Plan.BackendPlan next() {
         while (!stopped && !waiting.isEmpty()) {
             for (Plan.BackendPlan b : waiting) {
-                if (running.stream().noneMatch(r -> clash(r, b))) {
+                if (running.stream().noneMatch(r -> clash(r, b) != null)) {
                     waiting.remove(b);
                     running.add(b);
                     return b;
+                }
+            }
+            // Every backend left waits on one that runs: each says why once, before the first wait.
+            for (Plan.BackendPlan b : waiting) {
+                if (told.add(b.backend().name())) {
+                    running.stream()
+                            .map(r -> clash(r, b))
+                            .filter(java.util.Objects::nonNull)
+                            .findFirst()
+                            .ifPresent(reason ->
+                                    listener.backendWaiting(b.backend().name(), reason));
                 }
             }
             try {
@@ -113,13 +129,18 @@ final class BackendTurns {
         notifyAll();
     }
 
-    private boolean clash(Plan.BackendPlan a, Plan.BackendPlan b) {
+    /** Why {@code b} may not run while {@code a} does, in the console's words; null when they may run together. */
+    private String clash(Plan.BackendPlan a, Plan.BackendPlan b) {
         Backend x = a.backend();
         Backend y = b.backend();
         if (x.port() != null && x.port().equals(y.port())) {
-            return true;
+            return "it uses port " + y.port() + " like " + x.name() + ", which runs";
         }
         Launcher lx = launchers.apply(x);
-        return lx == launchers.apply(y) && !lx.canRunTogether(x.env(), y.env());
+        if (lx == launchers.apply(y) && !lx.canRunTogether(x.env(), y.env())) {
+            return "its devices are not disjoint from those of " + x.name()
+                    + ", which runs (give the cells different CUDA_VISIBLE_DEVICES to run them together)";
+        }
+        return null;
     }
 }

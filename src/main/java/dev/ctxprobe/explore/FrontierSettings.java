@@ -59,6 +59,11 @@ public record FrontierSettings(
         }
     }
 
+    /** The same search with {@code max} lowered to {@code tokens}. */
+    FrontierSettings withMax(long tokens) {
+        return new FrontierSettings(min, tokens, precision, align, maxLaunches, pad, promptAllowance);
+    }
+
     /** The smallest target the search may probe: {@code min} aligned up. */
     public long lowestTarget() {
         return Math.ceilDiv(min, align) * align;

@@ -35,6 +35,8 @@ public final class FrontierStrategy implements Strategy {
     private final List<Long> curve;
     /** The first probe at max leaves the length to the engine ({@code auto_first}). */
     private final boolean selfSizing;
+    /** Max was lowered to the longest prompt an endpoint already running states it serves ({@link #within}). */
+    private final boolean withinStated;
 
     /**
      * @param start the predicted frontier to start at (clamped to the bounds, aligned down); null for max
@@ -43,6 +45,16 @@ public final class FrontierStrategy implements Strategy {
      */
     public FrontierStrategy(
             Point.Series series, FrontierSettings settings, Long start, List<Long> curve, boolean selfSizing) {
+        this(series, settings, start, curve, selfSizing, false);
+    }
+
+    private FrontierStrategy(
+            Point.Series series,
+            FrontierSettings settings,
+            Long start,
+            List<Long> curve,
+            boolean selfSizing,
+            boolean withinStated) {
         this.series = Objects.requireNonNull(series, "series");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.start = start == null || selfSizing
@@ -50,6 +62,7 @@ public final class FrontierStrategy implements Strategy {
                 : Math.min(settings.highestTarget(), Math.max(settings.lowestTarget(), settings.alignDown(start)));
         this.curve = curve.stream().distinct().toList();
         this.selfSizing = selfSizing;
+        this.withinStated = withinStated;
     }
 
     /** A search of single prompts without a curve. */
@@ -60,6 +73,25 @@ public final class FrontierStrategy implements Strategy {
     /** A search of single prompts without a curve, starting at {@code start} (null for max). */
     public FrontierStrategy(FrontierSettings settings, Long start) {
         this(Point.Series.of("backend"), settings, start, List.of(), false);
+    }
+
+    @Override
+    public Strategy startingAt(long measured) {
+        return selfSizing ? this : new FrontierStrategy(series, settings, measured, curve, false);
+    }
+
+    /**
+     * The search with {@code max} lowered to {@code largestPrompt} and the curve's lengths above it left out
+     * (docs/engines.md, openai); unchanged when the limit is above max or holds no aligned target from min.
+     */
+    @Override
+    public Strategy within(long largestPrompt) {
+        if (largestPrompt >= settings.max() || settings.alignDown(largestPrompt) < settings.lowestTarget()) {
+            return this;
+        }
+        List<Long> inside =
+                curve.stream().filter(target -> target <= largestPrompt).toList();
+        return new FrontierStrategy(series, settings.withMax(largestPrompt), start, inside, selfSizing, true);
     }
 
     /** The first target after the curve: the start, or max. */
@@ -89,7 +121,51 @@ public final class FrontierStrategy implements Strategy {
             return Optional.empty();
         }
         OptionalLong next = choose(probes);
+        if (next.isEmpty()) {
+            next = chooseCorrect(probes);
+        }
         return next.isPresent() ? Optional.of(series.at(next.getAsLong())) : Optional.empty();
+    }
+
+    /**
+     * Once the served frontier is found, the frontier of right answers (docs/search.md#the-frontier-of-right-answers):
+     * {@code min} when nothing was answered right yet, then bisection between the largest target answered right and
+     * the smallest answered wrong above it, to the same precision. Empty for a backend whose steps are not checked.
+     */
+    private OptionalLong chooseCorrect(List<Probe> probes) {
+        Set<Long> probed = new HashSet<>();
+        Long lo = null;
+        for (Probe p : probes) {
+            if (p.outcome().endsSearch()) {
+                return OptionalLong.empty();
+            }
+            probed.add(p.target());
+            if (p.passed() && Boolean.TRUE.equals(p.correct()) && (lo == null || p.target() > lo)) {
+                lo = p.target();
+            }
+        }
+        Long up = null;
+        for (Probe p : probes) {
+            if (p.passed()
+                    && Boolean.FALSE.equals(p.correct())
+                    && (lo == null || p.target() > lo)
+                    && (up == null || p.target() < up)) {
+                up = p.target();
+            }
+        }
+        if (up == null) {
+            return OptionalLong.empty();
+        }
+        long next;
+        if (lo == null) {
+            next = settings.lowestTarget();
+        } else if (converged(lo, up)) {
+            return OptionalLong.empty();
+        } else {
+            long mid = settings.alignDown(lo + (up - lo) / 2);
+            next = mid > lo ? mid : settings.alignDown(lo) + settings.align();
+        }
+        return next < up && !probed.contains(next) ? OptionalLong.of(next) : OptionalLong.empty();
     }
 
     @Override
@@ -132,10 +208,15 @@ public final class FrontierStrategy implements Strategy {
     /**
      * The answer so far: {@link Frontier#of} with the best hint, plus {@link Frontier#MAX_LAUNCHES} when the
      * budget ran out before the search was done; while the search is still going, {@code stoppedBecause} is null.
+     * Within a stated limit, a pass at the top is the answer, not a range that fits: no aligned target above it lies
+     * inside what the endpoint states it serves.
      */
     @Override
     public Frontier answer(List<Probe> probes) {
         Frontier frontier = Strategy.hinted(probes, settings.pad(), settings.promptAllowance());
+        if (withinStated && Frontier.FULL_RANGE_FITS.equals(frontier.stoppedBecause())) {
+            frontier = frontier.withStoppedBecause(null);
+        }
         if (choose(probes).isEmpty()) {
             return frontier;
         }

@@ -51,8 +51,40 @@ final class Judge {
      * killed for its memory or ended by the cluster has no say in its own log.
      */
     static StepFailure startup(EngineProfile profile, Readiness notReady, List<String> log) {
+        return startup(profile, notReady, log, null);
+    }
+
+    /**
+     * As {@link #startup(EngineProfile, Readiness, List)}, for a server probed at {@code probed} ({@code host:port}):
+     * one whose log says it serves while nothing answered there listens elsewhere, not still loading.
+     */
+    static StepFailure startup(EngineProfile profile, Readiness notReady, List<String> log, String probed) {
+        if (probed != null
+                && notReady instanceof Readiness.TimedOut t
+                && t.lastAnswer().equals("connection refused")) {
+            Optional<String> said = log.stream()
+                    .filter(l -> profile.readyLines().stream().anyMatch(l::contains))
+                    .findFirst();
+            if (said.isPresent()) {
+                return StepFailure.of(
+                        FailureClass.STARTUP_TIMEOUT,
+                        Phase.READINESS,
+                        "the log says the server is up, but nothing answered on " + probed + " in "
+                                + seconds(t.after()) + " s: it listens on another address or port (IPv6 only, another"
+                                + " interface); set the backend's host and port to where it listens, e.g. host: \"::1\"",
+                        List.of(said.get().strip(), "every probe of " + probed + ": connection refused"));
+            }
+        }
         if (notReady instanceof Readiness.Queued q) {
             return queued(q);
+        }
+        if (notReady instanceof Readiness.Refused r) {
+            return StepFailure.of(
+                            r.refusal().failureClass(),
+                            Phase.STARTUP,
+                            r.refusal().detail(),
+                            r.refusal().evidence())
+                    .withVerdict(r.afterCause());
         }
         Termination how = notReady instanceof Readiness.Exited x ? x.how() : null;
         Integer code = how == null ? null : how.shellCode();
@@ -69,8 +101,50 @@ final class Judge {
             return clusterEnded(how, Phase.STARTUP, log).withExitCode(code);
         }
         Diagnosis d = profile.diagnoseStartup(code, log).orElseGet(() -> fallbackStartup(how, notReady, log));
+        if (how != null && how.detail() != null && d.detail().contains(EngineProfile.SIGKILL_CAUSES)) {
+            // The launcher read the kernel's OOM count: the SIGKILL came from outside, not from the OOM killer.
+            d = new Diagnosis(
+                    d.failureClass(),
+                    d.detail().replace(EngineProfile.SIGKILL_CAUSES, how.detail()),
+                    d.evidence(),
+                    d.named());
+        }
         Phase phase = how == null ? Phase.READINESS : Phase.STARTUP;
         return StepFailure.of(d, phase, code);
+    }
+
+    /**
+     * A verdict the startup watch reached while the server still ran: a fatal line and no readiness within the grace
+     * (the class a startup rule in the log names, else {@code startup_crash}), or a stall ({@code startup_timeout}).
+     */
+    static StepFailure verdict(EngineProfile profile, StartupWatch.Verdict v, List<String> log) {
+        if (v.fatal()) {
+            Diagnosis d = profile.diagnoseFatal(v.line(), log);
+            List<String> evidence = new ArrayList<>(d.evidence());
+            if (evidence.stream()
+                    .noneMatch(l -> l.contains(v.line()) || v.line().contains(l.strip()))) {
+                evidence.add(v.line());
+            }
+            return StepFailure.of(
+                            new Diagnosis(
+                                    d.failureClass(),
+                                    d.detail() + "; it was still running and not ready " + tenths(v.afterCause())
+                                            + " s after its fatal line (timeouts.fatal_grace_s), so it was stopped",
+                                    evidence,
+                                    d.named()),
+                            Phase.STARTUP,
+                            null)
+                    .withVerdict(v.afterCause());
+        }
+        String last = v.line() == null ? "the log is empty" : "its last line: " + v.line();
+        return StepFailure.of(
+                        FailureClass.STARTUP_TIMEOUT,
+                        Phase.STARTUP,
+                        "the server stalled while starting: its log was silent for " + tenths(v.silent())
+                                + " s while its processes used no CPU for " + tenths(v.afterCause())
+                                + " s (timeouts.stall_s), so it was stopped (" + last + ")",
+                        tail(log, 8))
+                .withVerdict(v.afterCause());
     }
 
     private static StepFailure queued(Readiness.Queued q) {
@@ -207,6 +281,15 @@ final class Judge {
                             o.profile().truncationAdvice()),
                     evidence);
         }
+        if (r.promptTokens() == null && r.promptTokensWritten() != null) {
+            return StepFailure.of(
+                    FailureClass.TOKEN_MISMATCH,
+                    phase,
+                    "the server reported usage.prompt_tokens as " + r.promptTokensWritten() + ", not a whole number"
+                            + " of tokens, so the length cannot be verified; set load.verify: lenient to accept"
+                            + " unverified lengths",
+                    List.of("request " + r.index() + ": usage.prompt_tokens=" + r.promptTokensWritten()));
+        }
         if (r.promptTokens() == null) {
             return StepFailure.of(
                     FailureClass.TOKEN_MISMATCH,
@@ -233,6 +316,22 @@ final class Judge {
                 List.of("usage: prompt_tokens=" + r.promptTokens() + " target=" + o.target()));
     }
 
+    /**
+     * What had come back when a request was given up: a streaming server sends its status and headers at once and
+     * the body only with the first token, so "0 bytes" beside a 200 would read as a contradiction.
+     */
+    static String received(RequestRecord r) {
+        int status = r.httpStatus();
+        if (status == 0) {
+            return "nothing came back, not even a status line";
+        }
+        if (r.bytesReceived() == 0) {
+            return "the server answered " + status + " with its headers, then sent no byte of the body";
+        }
+        return String.format(
+                Locale.ROOT, "the server answered %d, then %,d bytes of the body", status, r.bytesReceived());
+    }
+
     private static StepFailure request(RequestRecord r, Phase phase, Observation o) {
         if (o.serverEnded() != null && mayMeanCrash(o.profile(), r)) {
             return crashed(r, phase, o);
@@ -244,9 +343,8 @@ final class Judge {
                         : StepFailure.of(
                                 FailureClass.TIMEOUT,
                                 phase,
-                                "no complete answer within " + seconds(o.requestTimeout()) + " s (" + r.bytesReceived()
-                                        + " bytes received); the server hangs or the prefill is slower than"
-                                        + " timeouts.request_s",
+                                "no complete answer within " + seconds(o.requestTimeout()) + " s (" + received(r)
+                                        + "); the server hangs or the prefill is slower than timeouts.request_s",
                                 List.of(String.valueOf(r.errorText())));
             case HTTP_STATUS, ERROR_EVENT -> {
                 Diagnosis d = o.profile().diagnoseResponse(r.httpStatus(), r.errorText());
@@ -268,6 +366,23 @@ final class Judge {
                                 + r.outcome().name().toLowerCase(Locale.ROOT) + ": " + r.errorText() + ")",
                         List.of(String.valueOf(r.errorText())));
         };
+    }
+
+    /**
+     * A live server that held the step's requests and showed no progress for {@code timeouts.progress_s}: at the
+     * capacity it stated, today's scheduling hang, judged without waiting for {@code request_s}.
+     */
+    static StepFailure noProgress(ProgressWatch.Verdict v, Phase phase, long target, ServedCapacity capacity) {
+        String seen = "the server held the request and its " + v.path() + " showed no progress for "
+                + tenths(v.afterCause()) + " s while it was alive (timeouts.progress_s), so it was stopped";
+        String detail = capacity.near(target)
+                ? "no progress at the stated capacity (a known vLLM scheduling hang): the prompt of "
+                        + String.format(Locale.ROOT, "%,d", target) + " tokens lies within "
+                        + Math.round(ServedCapacity.NEAR * 100) + "% of what the server states (" + stated(capacity)
+                        + "); " + seen + "; the search checks one step below"
+                : "no progress: " + seen + "; the server hangs";
+        return StepFailure.of(FailureClass.TIMEOUT, phase, detail, List.of("GET " + v.path() + ": " + v.shown()))
+                .withVerdict(v.afterCause());
     }
 
     /** A request that got nothing at the capacity the server stated: vLLM admits it and never schedules it. */
@@ -338,6 +453,10 @@ final class Judge {
     static List<String> tail(List<String> lines, int n) {
         List<String> meaningful = lines.stream().filter(l -> !l.isBlank()).toList();
         return meaningful.subList(Math.max(0, meaningful.size() - n), meaningful.size());
+    }
+
+    private static String tenths(Duration d) {
+        return String.format(Locale.ROOT, "%.1f", seconds(d));
     }
 
     static double seconds(Duration d) {

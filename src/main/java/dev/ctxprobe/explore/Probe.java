@@ -12,12 +12,20 @@ import dev.ctxprobe.results.Outcome;
  * @param hintKind what {@code hintTokens} limits; null when there is no hint
  * @param hangAtCapacity a timeout at a capacity the server stated (vLLM's scheduling hang): it says little about
  *     longer prompts, so the search checks the step below it first
+ * @param correct whether the step's pass keys came back (docs/search.md#the-frontier-of-right-answers); null when
+ *     it was not checked
  */
-public record Probe(long target, Outcome outcome, Long hintTokens, HintKind hintKind, boolean hangAtCapacity) {
+public record Probe(
+        long target, Outcome outcome, Long hintTokens, HintKind hintKind, boolean hangAtCapacity, Boolean correct) {
 
     /** A probe that is no hang at capacity. */
     public Probe(long target, Outcome outcome, Long hintTokens, HintKind hintKind) {
         this(target, outcome, hintTokens, hintKind, false);
+    }
+
+    /** A probe whose answer was not checked. */
+    public Probe(long target, Outcome outcome, Long hintTokens, HintKind hintKind, boolean hangAtCapacity) {
+        this(target, outcome, hintTokens, hintKind, hangAtCapacity, null);
     }
 
     /** A probe that passed ({@code failure} null) or failed with that class. */

@@ -3,6 +3,7 @@ package dev.ctxprobe.explore;
 import dev.ctxprobe.results.Frontier;
 import dev.ctxprobe.results.ResultDocument;
 import dev.ctxprobe.results.Scenario;
+import dev.ctxprobe.results.ServedCapacity;
 
 /**
  * What an exploration tells the outside while it runs (the console prints it). The results are saved by the
@@ -12,8 +13,11 @@ public interface RunListener {
     /** The run has its folder and is about to explore. */
     void runStarted(String experiment, java.nio.file.Path runDir);
 
-    /** A step is about to launch (or, on a reused server, to send). */
-    void stepStarting(String backend, long target, long maxModelLen);
+    /**
+     * A step is about to launch (or, on a reused server, to send): {@code concurrency} prompts of {@code target}
+     * tokens at once (1 but for the capacity map's probes).
+     */
+    void stepStarting(String backend, long target, int concurrency, long maxModelLen);
 
     /**
      * The step now running entered {@code phase}. Phases come in order but may repeat (each request has its prefill
@@ -27,6 +31,24 @@ public interface RunListener {
 
     /** A step ended; {@code doc} is the whole document as it now stands. */
     void stepFinished(Scenario step, ResultDocument doc);
+
+    /**
+     * A matrix cell's search starts at the answer of {@code twin}, a cell the plan proves identical in bound, instead
+     * of at its prediction.
+     */
+    default void startsFromTwin(String backend, String twin, long target) {}
+
+    /**
+     * An endpoint already running stated {@code stated} before the first step: the search sends no prompt longer
+     * than {@code largestPrompt}.
+     */
+    default void searchesWithinStated(String backend, ServedCapacity stated, long largestPrompt) {}
+
+    /**
+     * Under {@code --parallel}, {@code backend} waits for others to finish before it may start, for {@code reason};
+     * said once per backend, before it waits.
+     */
+    default void backendWaiting(String backend, String reason) {}
 
     /** A backend's search ended with its answer. */
     void backendFinished(String backend, Frontier frontier, ResultDocument doc);

@@ -17,7 +17,10 @@ import java.util.Objects;
  */
 final class ServerPolicy implements AutoCloseable {
     private final Plan.BackendPlan plan;
-    private final boolean keep;
+    private boolean keep;
+    /** The length a kept server is launched at instead of the strategy's largest; null for that largest. */
+    private Long keptLength;
+
     private final long pad;
     private final StepRunner steps;
     private final Recorder recorder;
@@ -80,8 +83,11 @@ final class ServerPolicy implements AutoCloseable {
     // Launches the server to keep, at the largest target unless that refused; the failed step when none started.
     private Scenario launchKept(Point point) throws StepRunner.StepInterrupted {
         long target = point.target();
-        long launchAt =
-                largestRefused ? target : Math.max(target, plan.strategy().largestTarget());
+        long launchAt = largestRefused
+                ? target
+                : Math.max(
+                        target,
+                        keptLength != null ? keptLength : plan.strategy().largestTarget());
         StepRunner.Launch l;
         try {
             l = steps.launch(plan.backend(), plan.profile(), point.at(launchAt), null);
@@ -106,6 +112,17 @@ final class ServerPolicy implements AutoCloseable {
         }
         live = l.live();
         return null;
+    }
+
+    /**
+     * From now on, keep one server launched for {@code length} (the single-prompt frontier) while it serves: it
+     * serves every shorter target at every concurrency (docs/search.md#the-capacity-map). A server already kept
+     * whose context holds the length goes on serving.
+     */
+    void keepFrom(long length) {
+        keep = true;
+        keptLength = length;
+        largestRefused = false;
     }
 
     /** A step went into the document at {@code index}. */

@@ -37,7 +37,13 @@ final class StepRecords {
     static Scenario.Builder failed(
             Point point, ServerCommand cmd, String logRelative, Scenario.Server server, StepFailure f) {
         Scenario.Failure failure = new Scenario.Failure(
-                f.phase().id(), f.failureClass().id(), f.detail(), f.evidence(), logRelative, f.exitCode());
+                f.phase().id(),
+                f.failureClass().id(),
+                f.detail(),
+                f.evidence(),
+                logRelative,
+                f.exitCode(),
+                f.verdictS());
         Scenario.Server s = server;
         Capacity named = f.named();
         if (s == null && (named.limit() != null || named.kvCapacityTokens() != null)) {
@@ -111,7 +117,9 @@ final class StepRecords {
         Duration queued = h.queued();
         return new Scenario.Server(
                 h.id(),
-                ready == null || ready instanceof Readiness.Queued ? null : Judge.seconds(ready.after()),
+                ready == null || ready instanceof Readiness.Queued || ready instanceof Readiness.Refused
+                        ? null
+                        : Judge.seconds(ready.after()),
                 queued == null ? null : Judge.seconds(queued),
                 ready instanceof Readiness.Ready r ? r.via() : null,
                 h.pid(),
@@ -158,7 +166,8 @@ final class StepRecords {
                 r.ok() ? r.e2eMs() : null,
                 r.sendMs(),
                 r.promptTokens() == null ? null : r.promptTokens().longValue(),
-                r.completionTokens() == null ? null : r.completionTokens().longValue());
+                r.completionTokens() == null ? null : r.completionTokens().longValue(),
+                r.cachedTokens() == null ? null : r.cachedTokens().longValue());
     }
 
     // The innermost cause names what really broke (an OutOfMemoryError inside a request thread's wrapper).

@@ -13,9 +13,11 @@ import dev.ctxprobe.engine.Phase;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.ServerCommand;
+import dev.ctxprobe.launch.Endpoint;
 import dev.ctxprobe.launch.LaunchException;
 import dev.ctxprobe.launch.LaunchSpec;
 import dev.ctxprobe.launch.Launcher;
+import dev.ctxprobe.launch.Ports;
 import dev.ctxprobe.launch.Readiness;
 import dev.ctxprobe.launch.Refusal;
 import dev.ctxprobe.launch.ServerHandle;
@@ -23,6 +25,7 @@ import dev.ctxprobe.launch.ServerLog;
 import dev.ctxprobe.launch.StopReport;
 import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.metrics.StepMetrics;
+import dev.ctxprobe.results.EngineCount;
 import dev.ctxprobe.results.Point;
 import dev.ctxprobe.results.Scenario;
 import dev.ctxprobe.results.ServedCapacity;
@@ -42,13 +45,15 @@ import java.util.function.LongUnaryOperator;
  * @param launchers the launcher of each backend
  * @param logs where each step's server log goes
  * @param client how a ready server is asked what it states and sent the step's requests
+ * @param passkey the pass-key check of the backends that have one, with each backend's control
  */
 record StepRunner(
         Experiment experiment,
         Function<Backend, Launcher> launchers,
         StepLogs logs,
         RunListener listener,
-        ServerClient client) {
+        ServerClient client,
+        PasskeyCheck passkey) {
     // A failed request may mean the server is dying: give it this long to exit before judging.
     private static final Duration CRASH_GRACE = Duration.ofSeconds(2);
     // Each question to a ready server about its limits; one that does not answer in time states nothing.
@@ -123,6 +128,15 @@ record StepRunner(
         return stop(measured, live);
     }
 
+    /**
+     * What an endpoint already running states about its limits before any step is sent, asked as a ready server is
+     * after its launch; {@link ServedCapacity#NONE} when it does not answer or states nothing.
+     */
+    ServedCapacity statedBeforeSearch(Backend backend, EngineProfile profile) {
+        Endpoint endpoint = new Endpoint(Ports.connectHost(backend.host()), backend.port());
+        return profile.statedCapacity(List.of(), client.queries(endpoint.baseUrl(), STATED_TIMEOUT, apiKey(backend)));
+    }
+
     /** The step's command with the backend's port, or, where it names none, 0: for steps that launch nothing. */
     ServerCommand command(Backend backend, long target) {
         return ServerCommand.resolve(experiment, backend, target, backend.port() == null ? 0 : backend.port());
@@ -193,9 +207,31 @@ record StepRunner(
             ServerHandle handle,
             String logRelative)
             throws InterruptedException {
-        Readiness ready = handle.awaitReady();
+        StartupWatch watch = StartupWatch.start(
+                handle,
+                profile,
+                experiment.timeouts().fatalGrace(),
+                experiment.timeouts().stall());
+        Readiness ready;
+        Optional<StartupWatch.Verdict> verdict;
+        try {
+            ready = handle.awaitReady();
+        } finally {
+            verdict = watch.close();
+        }
         List<String> lines = lines(handle);
         Capacity capacity = profile.readCapacity(lines);
+        if (verdict.isPresent()) {
+            StepFailure f = Judge.verdict(profile, verdict.get(), lines);
+            Scenario.Server server = StepRecords.server(handle, ready, capacity.merge(f.named()));
+            if (f.named().limit() != null) {
+                server = server.withHint(f.named().maxContextHint(), f.named().hintKind());
+            }
+            Live live = new Live(handle, cmd, logRelative, server, ServedCapacity.NONE);
+            return new Launch(
+                    null,
+                    stop(StepRecords.failed(point, cmd, logRelative, server, f).build(), live));
+        }
         if (ready instanceof Readiness.Ready r) {
             listener.stepPhase(backend.name(), point.target(), StepPhase.READY, handle.log());
             Scenario.Server facts = StepRecords.server(handle, r, capacity);
@@ -214,7 +250,11 @@ record StepRunner(
             }
             return new Launch(new Live(handle, served, logRelative, facts, stated), null);
         }
-        StepFailure f = Judge.startup(profile, ready, lines);
+        StepFailure f = Judge.startup(
+                profile,
+                ready,
+                lines,
+                (cmd.host().contains(":") ? "[" + cmd.host() + "]" : cmd.host()) + ":" + cmd.port());
         Scenario.Server server = StepRecords.server(handle, ready, capacity.merge(f.named()));
         if (f.named().limit() != null) {
             server = server.withHint(f.named().maxContextHint(), f.named().hintKind());
@@ -253,21 +293,106 @@ record StepRunner(
                             .orElse(""));
         }
         String apiKey = apiKey(backend);
+        // A probe of the capacity map sends its N distinct prompts at once (docs/search.md#the-capacity-map);
+        // load's own numbers are the single-prompt frontier's.
+        boolean concurrent = point.concurrency() > 1;
         LoadPlan plan = new LoadPlan(
                 baseUrl,
                 servedModel(backend, live, baseUrl, apiKey),
                 target,
                 load.outputLen(),
-                load.numPrompts(),
-                load.maxConcurrency(),
-                load.requestRate(),
+                concurrent ? point.concurrency() : load.numPrompts(),
+                concurrent ? point.concurrency() : load.maxConcurrency(),
+                concurrent ? Double.POSITIVE_INFINITY : load.requestRate(),
                 load.warmup(),
                 ids,
                 experiment.timeouts().request(),
                 apiKey,
                 ReadLimits.of(
                         experiment.limits().responseMib(), experiment.limits().eventKib(), load.outputLen()));
-        LoadResult result = client.send(plan, new RequestObserver() {
+        PasskeyCheck.Prepared check = backend.check() == null || concurrent
+                ? null
+                : passkey.prepare(
+                        backend, profile, client, plan, experiment.timeouts().request());
+        if (check != null && check.prompt() != null) {
+            plan = withPasskey(plan, check);
+        }
+        ProgressWatch watch = ProgressWatch.start(
+                live.handle(),
+                profile.progress(),
+                client.queries(baseUrl, STATED_TIMEOUT, apiKey),
+                experiment.timeouts().progress(),
+                concurrent);
+        LoadResult result;
+        Optional<ProgressWatch.Verdict> stuck;
+        try {
+            result = send(backend, live, target, plan);
+        } finally {
+            stuck = watch.close();
+        }
+        Optional<EngineCount> counted = stuck.isPresent() ? Optional.empty() : watch.counted();
+        List<Scenario.Request> requests = new ArrayList<>();
+        result.warmup().forEach(r -> requests.add(StepRecords.request(r)));
+        result.measured().forEach(r -> requests.add(StepRecords.request(r)));
+
+        List<String> log = lines(live.handle());
+        Optional<StepFailure> f = Judge.requests(new Judge.Observation(
+                profile,
+                target,
+                load.lenientVerify(),
+                experiment.timeouts().request(),
+                result.warmup(),
+                result.measured(),
+                log,
+                endedWhileServing(profile, live.handle(), result),
+                stated,
+                cmd.maxModelLen()));
+        if (stuck.isPresent()) {
+            // The watch stopped the server to end requests that made no progress: their errors are its doing.
+            Phase phase = result.warmup().stream().allMatch(RequestRecord::ok) ? Phase.MEASURE : Phase.WARMUP;
+            f = Optional.of(Judge.noProgress(stuck.get(), phase, target, stated));
+        } else if (f.isEmpty() && concurrent) {
+            f = HeldAtOnce.judge(result.measured(), stated, profile.preempts());
+            boolean held = f.isEmpty();
+            counted.flatMap(c -> EngineCounts.disagreement(c, point.concurrency(), held))
+                    .ifPresent(warnings::add);
+        }
+        profile.kvFullWarning(log).ifPresent(warnings::add);
+        if (f.isEmpty() && beyondTraining(stated, target)) {
+            warnings.add(String.format(
+                    Locale.ROOT,
+                    "served beyond the model's training context of %,d tokens (n_ctx_train)%s",
+                    stated.trainContextTokens(),
+                    cmd.argv().stream().anyMatch(a -> a.startsWith("--rope-") || a.startsWith("--yarn-"))
+                            ? ", with rope scaling asked for: check that answers hold there (check: passkey)"
+                            : " without rope scaling: answers past it may be noise; this build does not cap the"
+                                    + " context at it"));
+        }
+        StepMetrics metrics = (load.lenientVerify()
+                        ? StepMetrics.from(result.measured(), RequestRecord::ok)
+                        : StepMetrics.from(result.measured()))
+                .orElse(null);
+        Scenario.Server server = live.facts();
+        if (f.isPresent() && f.get().named().limit() != null && server != null) {
+            server = server.withHint(
+                    f.get().named().maxContextHint(), f.get().named().hintKind());
+        }
+        Scenario.Builder step = f.isPresent()
+                ? StepRecords.failed(point, cmd, live.logRelative(), server, f.get())
+                : StepRecords.base(point, cmd).server(server, live.logRelative());
+        if (check != null && f.isEmpty()) {
+            // Only a served step has an answer; a wrong one leaves its outcome as it is.
+            PasskeyCheck.Judged judged = passkey.judge(check, point, result.measured());
+            step.answer(judged.answer(), judged.ms());
+        }
+        return step.measured(metrics, StepRecords.verification(result.measured(), target), requests, warnings)
+                .engineCount(counted.orElse(null))
+                .build();
+    }
+
+    /** Sends the step's requests, telling the listener when each goes out and when its first token comes. */
+    private LoadResult send(Backend backend, Live live, long target, LoadPlan plan) throws InterruptedException {
+        return client.send(plan, new RequestObserver() {
             @Override
             public void sending(int index, boolean warmup) {
                 listener.stepPhase(
@@ -283,35 +408,29 @@ record StepRunner(
                         live.handle().log());
             }
         });
-        List<Scenario.Request> requests = new ArrayList<>();
-        result.warmup().forEach(r -> requests.add(StepRecords.request(r)));
-        result.measured().forEach(r -> requests.add(StepRecords.request(r)));
+    }
 
-        Optional<StepFailure> f = Judge.requests(new Judge.Observation(
-                profile,
-                target,
-                load.lenientVerify(),
-                experiment.timeouts().request(),
-                result.warmup(),
-                result.measured(),
-                lines(live.handle()),
-                endedWhileServing(profile, live.handle(), result),
-                stated,
-                cmd.maxModelLen()));
-        StepMetrics metrics = (load.lenientVerify()
-                        ? StepMetrics.from(result.measured(), RequestRecord::ok)
-                        : StepMetrics.from(result.measured()))
-                .orElse(null);
-        Scenario.Server server = live.facts();
-        if (f.isPresent() && f.get().named().limit() != null && server != null) {
-            server = server.withHint(
-                    f.get().named().maxContextHint(), f.get().named().hintKind());
-        }
-        Scenario.Builder step = f.isPresent()
-                ? StepRecords.failed(point, cmd, live.logRelative(), server, f.get())
-                : StepRecords.base(point, cmd).server(server, live.logRelative());
-        return step.measured(metrics, StepRecords.verification(result.measured(), target), requests, warnings)
-                .build();
+    /** A prompt above the training context the server named, which no cap of its own kept it from serving. */
+    private static boolean beyondTraining(ServedCapacity stated, long target) {
+        Long train = stated.trainContextTokens();
+        return train != null && target > train;
+    }
+
+    private static LoadPlan withPasskey(LoadPlan plan, PasskeyCheck.Prepared check) {
+        return new LoadPlan(
+                plan.baseUrl(),
+                plan.model(),
+                plan.targetLen(),
+                plan.outputLen(),
+                plan.numPrompts(),
+                plan.maxConcurrency(),
+                plan.requestRate(),
+                plan.warmup(),
+                plan.range(),
+                plan.requestTimeout(),
+                plan.apiKey(),
+                plan.limits(),
+                check.prompt());
     }
 
     // A failed request may mean the server is dying; the judgement needs to know whether it did.

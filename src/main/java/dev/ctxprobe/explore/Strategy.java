@@ -42,6 +42,22 @@ public interface Strategy {
         return null;
     }
 
+    /**
+     * This strategy beginning its search at {@code measured} instead (a twin cell's answer); a strategy whose
+     * targets are known keeps them.
+     */
+    default Strategy startingAt(long measured) {
+        return this;
+    }
+
+    /**
+     * This strategy sending no prompt longer than {@code largestPrompt}, the longest an endpoint already running
+     * states it serves; a strategy whose targets are known keeps them.
+     */
+    default Strategy within(long largestPrompt) {
+        return this;
+    }
+
     /** Points that will never be probed because the series stopped early; empty while it goes on. */
     default List<Point> skipped(List<Probe> probes) {
         return List.of();

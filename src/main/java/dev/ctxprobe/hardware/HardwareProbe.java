@@ -11,6 +11,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -189,6 +191,29 @@ public final class HardwareProbe {
             return "";
         }
         return " " + device.memTotalMiB() / MIB_PER_GB + "GB";
+    }
+
+    private static final Pattern MEMORY_IN_NAME = Pattern.compile("(\\d+)GB\\s*$");
+
+    /**
+     * The memory of the smallest device a hardware name states, in MiB, read back as {@link #memorySuffix} writes
+     * it: {@code 8x NVIDIA H200 143GB} holds at least 143,000 MiB a device (the name keeps MiB / 1000, rounded
+     * down). Null when a group of the name carries no memory.
+     */
+    public static Long memoryMiBInName(String name) {
+        if (name == null || name.isBlank()) {
+            return null;
+        }
+        Long smallest = null;
+        for (String group : name.split(" \\+ ")) {
+            Matcher m = MEMORY_IN_NAME.matcher(group.trim());
+            if (!m.find()) {
+                return null;
+            }
+            long mib = Long.parseLong(m.group(1)) * MIB_PER_GB;
+            smallest = smallest == null ? mib : Math.min(smallest, mib);
+        }
+        return smallest == null || smallest <= 0 ? null : smallest;
     }
 
     /** {@code NVIDIA H200} gives {@code nvidia_h200}; a Kunlun {@code P800 XPU} gives {@code kunlun_p800}. */

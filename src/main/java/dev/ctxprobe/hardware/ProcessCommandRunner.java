@@ -9,6 +9,7 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
@@ -49,6 +50,14 @@ public final class ProcessCommandRunner implements CommandRunner {
 
     @Override
     public CommandResult run(List<String> command) {
+        return run(command, Map.of());
+    }
+
+    /**
+     * As {@link #run(List)}, with {@code env} added to the command's environment: how a secret reaches a command
+     * without being written into its arguments or a file (docs/slurm.md#secrets).
+     */
+    public CommandResult run(List<String> command, Map<String, String> env) {
         // Most machines lack two of the three accelerator tools, and each query of one that is absent cost a child
         // process and two temporary files on the way to every launch; the PATH says the same for free.
         if (!onPath(command.getFirst())) {
@@ -62,11 +71,12 @@ public final class ProcessCommandRunner implements CommandRunner {
             out = Files.createTempFile("ctxprobe-command", ".out");
             err = Files.createTempFile("ctxprobe-command", ".err");
             // Output goes to files, never an undrained pipe, so a chatty tool cannot block on a full pipe.
-            Process process = new ProcessBuilder(command)
+            ProcessBuilder builder = new ProcessBuilder(command)
                     .redirectOutput(out.toFile())
                     .redirectError(err.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                    .start();
+                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
+            builder.environment().putAll(env);
+            Process process = builder.start();
             if (!await(process, timeout.toNanos(), interrupted)) {
                 process.destroyForcibly();
                 await(process, TimeUnit.SECONDS.toNanos(1), interrupted);

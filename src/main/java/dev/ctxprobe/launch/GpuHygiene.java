@@ -34,6 +34,11 @@ final class GpuHygiene {
         this.baseline = used();
     }
 
+    /** True when the machine's accelerators could be read at the run's start: a CPU machine has none to share. */
+    boolean watchesAccelerators() {
+        return baseline != null;
+    }
+
     /** Memory used per device now in device order, or null when it cannot be read. */
     List<Long> usedMiB() {
         Map<Integer, Long> now = used();

@@ -62,6 +62,16 @@ public final class Ledger {
         }
     }
 
+    /**
+     * Removes the file when it names no server: a run that stopped all it started leaves no empty file behind. A file
+     * that still names one stays, for the next run to stop.
+     */
+    public synchronized void removeIfEmpty() throws IOException {
+        if (entries.isEmpty()) {
+            Files.deleteIfExists(file);
+        }
+    }
+
     /** The servers recorded now. */
     public synchronized List<Entry> entries() {
         return List.copyOf(entries);

@@ -1,6 +1,7 @@
 package dev.ctxprobe.launch;
 
 import dev.ctxprobe.hardware.HardwareProbe;
+import dev.ctxprobe.results.Ended;
 import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.secrets.Redactor;
 import java.io.IOException;
@@ -46,6 +47,8 @@ public final class LocalLauncher implements Launcher {
     static final Duration HINT_WINDOW = Duration.ofSeconds(2);
 
     private static final Duration KILL_WAIT = Duration.ofSeconds(5);
+
+    private static final int SIGKILL = 9;
 
     /** How long the log may take to catch up with a server that has ended before it is read. */
     private static final Duration LOG_SETTLE = Duration.ofSeconds(2);
@@ -93,10 +96,13 @@ public final class LocalLauncher implements Launcher {
         return gpu == null ? Optional.empty() : gpu.preflight(spec.env(), spec.shutdownTimeout());
     }
 
-    /** On a machine with accelerators, two servers may run together only on devices of their own. */
+    /**
+     * On a machine with accelerators, two servers may run together only on devices of their own; on a CPU machine
+     * (no accelerator query answers) they share the cores and run together (docs/experiment-file.md, backends).
+     */
     @Override
     public boolean canRunTogether(Map<String, String> env, Map<String, String> otherEnv) {
-        return gpu == null || GpuHygiene.disjoint(env, otherEnv);
+        return gpu == null || !gpu.watchesAccelerators() || GpuHygiene.disjoint(env, otherEnv);
     }
 
     @Override
@@ -276,6 +282,8 @@ public final class LocalLauncher implements Launcher {
         private final LaunchProcesses processes;
         private final LogCopier log;
         private StopReport stopped;
+        /** The OOM killer's count when the server started, to tell its SIGKILL from an operator's. */
+        private final Long oomKillsAtStart = OomKills.count();
 
         /** Set by a ready line in the log or the server's exit, while {@link #awaitReady()} waits between polls. */
         private final Object wakeLock = new Object();
@@ -400,8 +408,25 @@ public final class LocalLauncher implements Launcher {
         }
 
         private Readiness exited() {
-            log.settle(LOG_SETTLE);
-            return new Readiness.Exited(since(), Termination.exited(process.exitValue()));
+            log.drain(LOG_SETTLE);
+            return new Readiness.Exited(since(), ended());
+        }
+
+        /** How the server ended by itself; a SIGKILL tells the OOM killer from an outside kill where it can. */
+        private Termination ended() {
+            Termination t = Termination.exited(process.exitValue());
+            if (t.signal() == null || t.signal() != SIGKILL) {
+                return t;
+            }
+            String cause = OomKills.sigkillCause(oomKillsAtStart, OomKills.count());
+            if (cause == null) {
+                return t;
+            }
+            return new Termination(
+                    null,
+                    SIGKILL,
+                    cause.startsWith("the kernel's OOM killer") ? Ended.Reason.OUT_OF_MEMORY : Ended.Reason.EXITED,
+                    cause);
         }
 
         private Duration since() {
@@ -416,7 +441,7 @@ public final class LocalLauncher implements Launcher {
         @Override
         public Optional<Termination> awaitExit(Duration limit) throws InterruptedException {
             if (process.waitFor(limit.toNanos(), TimeUnit.NANOSECONDS)) {
-                log.settle(LOG_SETTLE);
+                log.drain(LOG_SETTLE);
                 return termination();
             }
             return Optional.empty();
@@ -427,7 +452,7 @@ public final class LocalLauncher implements Launcher {
             if (stopped != null && stopped.ended() != null) {
                 return Optional.of(stopped.ended());
             }
-            return process.isAlive() ? Optional.empty() : Optional.of(Termination.exited(process.exitValue()));
+            return process.isAlive() ? Optional.empty() : Optional.of(ended());
         }
 
         @Override
@@ -448,7 +473,7 @@ public final class LocalLauncher implements Launcher {
             } catch (InterruptedException e) {
                 interrupted = true;
             }
-            log.settle(LOG_SETTLE);
+            log.drain(LOG_SETTLE);
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
@@ -461,9 +486,7 @@ public final class LocalLauncher implements Launcher {
             }
             Termination ended = null;
             if (!process.isAlive()) {
-                ended = endedByItself
-                        ? Termination.exited(process.exitValue())
-                        : Termination.stopped(process.exitValue());
+                ended = endedByItself ? ended() : Termination.stopped(process.exitValue());
             }
             stopped = new StopReport(
                     result.clean(),

@@ -128,6 +128,34 @@ final class LogCopier {
         }
     }
 
+    /**
+     * Waits, at most {@code limit}, until the server's output has ended and all of it is in the file; for a server
+     * that has exited. Its last lines (the cause of an exit) may still be in the pipe when the exit is seen, and a
+     * reader that is merely idle for a moment says nothing about that on a loaded machine: the end of the output is
+     * the only signal that cannot come early. A child that outlives the server and keeps the pipe open ends the wait
+     * at the limit, with what has been read so far in the file.
+     */
+    void drain(Duration limit) {
+        long deadline = System.nanoTime() + limit.toNanos();
+        while (!finished && System.nanoTime() - deadline < 0) {
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        if (!finished) {
+            synchronized (this) {
+                emitPending();
+                flush();
+                if (tailDirty) {
+                    writeTail();
+                }
+            }
+        }
+    }
+
     private void copy() {
         byte[] chunk = new byte[CHUNK];
         try {

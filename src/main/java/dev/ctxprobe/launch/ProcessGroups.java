@@ -1,6 +1,7 @@
 package dev.ctxprobe.launch;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,6 +32,31 @@ public final class ProcessGroups {
             throw new IllegalStateException("cannot read the process table /proc: " + e.getMessage(), e);
         }
         return pids;
+    }
+
+    /**
+     * The CPU time the live processes of group or session {@code pgid} have used, user and system, in clock ticks
+     * (fields 14 and 15 of /proc/PID/stat); -1 where the process table cannot be read, so that a caller can tell
+     * "idle" from "unknown" (docs/failures.md, "A stall is a verdict").
+     */
+    public static long cpuTicks(long pgid) {
+        long ticks = 0;
+        try (DirectoryStream<Path> dirs =
+                Files.newDirectoryStream(PROC, p -> isNumber(p.getFileName().toString()))) {
+            for (Path dir : dirs) {
+                String[] f = liveStatFields(dir.resolve("stat"), 13);
+                if (f != null && isNumber(f[2]) && isNumber(f[3])) {
+                    long group = Long.parseLong(f[2]);
+                    long session = Long.parseLong(f[3]);
+                    if ((group == pgid || session == pgid) && isNumber(f[11]) && isNumber(f[12])) {
+                        ticks += Long.parseLong(f[11]) + Long.parseLong(f[12]);
+                    }
+                }
+            }
+        } catch (IOException | UncheckedIOException e) {
+            return -1;
+        }
+        return ticks;
     }
 
     /**

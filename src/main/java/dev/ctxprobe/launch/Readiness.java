@@ -24,4 +24,14 @@ public sealed interface Readiness {
      * @param reason why the cluster says it waits, e.g. {@code Resources}, {@code PartitionDown}
      */
     record Queued(Duration after, String state, String reason) implements Readiness {}
+
+    /**
+     * A cluster holds the job in a state from which it cannot start without someone's action (held, its launch
+     * failed and it was held, a dependency never satisfied, an account it may not use): a verdict at once, not at
+     * the queue time (docs/slurm.md). The job is still there until it is stopped.
+     *
+     * @param refusal the class ({@code cluster_ended} or {@code submit_rejected}), the sentence and the evidence
+     * @param afterCause from the first answer of the cluster that showed that state to this verdict
+     */
+    record Refused(Duration after, Refusal refusal, Duration afterCause) implements Readiness {}
 }

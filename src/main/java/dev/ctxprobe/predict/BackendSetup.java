@@ -6,6 +6,7 @@ import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
 import dev.ctxprobe.experiment.ServerCommand;
 import dev.ctxprobe.hardware.Device;
+import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.results.Bound;
 import dev.ctxprobe.results.Source;
 import java.io.IOException;
@@ -55,7 +56,7 @@ final class BackendSetup {
         this.profile = sizing.profile();
         this.given = given;
         this.pad = experiment.contextPad();
-        this.at = "backends[" + experiment.backends().indexOf(backend) + "]";
+        this.at = "backends[" + Experiment.fileIndex(experiment.backends(), backend) + "]";
         this.outputLen = experiment.load().outputLen();
         Experiment.Frontier frontier = experiment.sweep().frontier();
         this.align = frontier == null ? Defaults.ALIGN : frontier.align();
@@ -180,6 +181,31 @@ final class BackendSetup {
         return memory.get();
     }
 
+    /**
+     * The host's memory in bytes when the engine keeps its KV cache there: nothing declares accelerator memory
+     * (no {@code --memory-gib}, no {@code hardware.memory_gib}) and the machine was looked at and has no
+     * accelerator, or {@code cpuOnly} (the command keeps every layer on the CPU). Null otherwise.
+     */
+    Long hostMemoryForCpu(boolean cpuOnly) {
+        Experiment.HardwareSpec declared = experiment.hardware();
+        boolean memoryDeclared = given.memoryGib() != null
+                || (declared != null
+                        && (declared.memoryGib() != null || HardwareProbe.memoryMiBInName(declared.name()) != null));
+        boolean noAccelerator =
+                given.detected() != null && given.detected().devices().isEmpty();
+        if (memoryDeclared || !(cpuOnly || noAccelerator) || given.hostMemory() == null) {
+            return null;
+        }
+        long bytes = given.hostMemory().bytes();
+        base.input(
+                "host memory",
+                Format.gib(bytes),
+                Source.DETECTED,
+                given.hostMemory().source()
+                        + (cpuOnly ? "; the command keeps every layer on the CPU" : "; no accelerator"));
+        return bytes;
+    }
+
     /** Accelerators on the machine, or null when neither declared nor detected (not an error by itself). */
     Integer devices() {
         return devices.get();
@@ -214,6 +240,7 @@ final class BackendSetup {
                 "memory per device",
                 () -> inGib(given.memoryGib(), Source.FLAG, "--memory-gib"),
                 () -> inGib(declared == null ? null : declared.memoryGib(), Source.EXPERIMENT, "hardware.memory_gib"),
+                this::namedMemory,
                 this::detectedMemory);
         if (found == null) {
             base.missing(
@@ -222,6 +249,18 @@ final class BackendSetup {
                             + " {memory_gib: N}'");
         }
         return found;
+    }
+
+    /** The memory a declared {@code hardware.name} states, as ctxprobe and the seeds write it ({@code 143GB}). */
+    private Known<Long> namedMemory() {
+        Experiment.HardwareSpec declared = experiment.hardware();
+        Long mib = declared == null ? null : HardwareProbe.memoryMiBInName(declared.name());
+        if (mib == null) {
+            return new Known<>(null, null, Source.EXPERIMENT, null);
+        }
+        long bytes = mib << 20;
+        String shown = Format.gib(bytes) + " (at least " + Format.tokens(mib) + " MiB: the name's GB are MiB / 1000)";
+        return new Known<>(bytes, shown, Source.EXPERIMENT, "hardware.name '" + declared.name() + "'");
     }
 
     private Known<Long> detectedMemory() {

@@ -2,6 +2,7 @@ package dev.ctxprobe.predict;
 
 import dev.ctxprobe.embedded.GgufInfo;
 import dev.ctxprobe.embedded.KvBudget;
+import dev.ctxprobe.embedded.LlamaEngine;
 import dev.ctxprobe.embedded.ModelShape;
 import dev.ctxprobe.engine.EngineProfile;
 import dev.ctxprobe.results.Bound;
@@ -14,7 +15,7 @@ import java.util.List;
 /**
  * {@code ctxprobe serve}'s rules for one target, exactly as {@code EmbeddedServer.start} applies them: the context is
  * {@code --ctx-size} rounded up to 32, it must fit {@link KvBudget#of} the {@code --kv-memory} budget, and a prompt
- * plus one output token must fit the context.
+ * plus one output token must fit the context, or with {@code --parallel N} a slot's {@code n_ctx / N} of it.
  */
 public final class EmbeddedModel extends EngineModel {
     /** The embedded engine's sizing, with {@code profile}'s prompt rule. */
@@ -67,16 +68,47 @@ public final class EmbeddedModel extends EngineModel {
                         + KvBudget.CTX_PADDING + " = " + Format.tokens(ctx) + (holds ? " <= " : " > ")
                         + Format.tokens(budget.capacityTokens()) + " tokens the budget holds"
                         + (holds ? "" : ": \"kv budget exceeded\" at startup")));
-        long largestPrompt = s.profile.largestPrompt(ctxSize);
-        boolean promptOk = target <= largestPrompt;
-        checks.add(new Check(
-                BackendSetup.promptBound(follows),
-                promptOk,
-                "prompt " + Format.tokens(target) + " + 1 output token " + (promptOk ? "<= " : "> ") + "the context "
-                        + Format.tokens(ctx)));
+        Integer parallel = parallel(flags, f);
+        if (parallel == null) {
+            return null;
+        }
+        if (parallel == 1) {
+            long largestPrompt = s.profile.largestPrompt(ctxSize);
+            boolean promptOk = target <= largestPrompt;
+            checks.add(new Check(
+                    BackendSetup.promptBound(follows),
+                    promptOk,
+                    "prompt " + Format.tokens(target) + " + 1 output token " + (promptOk ? "<= " : "> ")
+                            + "the context " + Format.tokens(ctx)));
+        } else {
+            // Each slot holds n_ctx / N: the binding's llama.cpp has no unified KV cache (docs/engines.md, embedded).
+            long slot = LlamaEngine.slotContext(Math.toIntExact(ctx), parallel);
+            boolean promptOk = target <= slot - 1;
+            checks.add(new Check(
+                    Bound.ENGINE_SLOTS,
+                    promptOk,
+                    "prompt " + Format.tokens(target) + " + 1 output token " + (promptOk ? "<= " : "> ")
+                            + "the slot's context " + Format.tokens(slot) + " (n_ctx " + Format.tokens(ctx)
+                            + " / --parallel " + parallel + ")"));
+        }
         KvFit fit = new KvFit(
                 ctx, ctx * budget.bytesPerToken(), budgetBytes, budget.bytesPerToken(), 0, budget.capacityTokens());
         return fit;
+    }
+
+    /** {@code --parallel}, the slots that share out the context; 1 (and no input recorded) when not given. */
+    private static Integer parallel(Flags flags, Facts f) {
+        Flags.Found found = flags.find("--parallel");
+        if (found == null) {
+            return 1;
+        }
+        Long n = Flags.number(found.value());
+        if (n == null || n < 1 || n > Integer.MAX_VALUE) {
+            f.missing("--parallel", "'" + found.value() + "' is not a number of slots");
+            return null;
+        }
+        f.input("--parallel", found.value(), Source.FLAG, flags.where());
+        return n.intValue();
     }
 
     private static String value(Flags flags, Facts f, String name, String fallback) {
@@ -90,7 +122,7 @@ public final class EmbeddedModel extends EngineModel {
     }
 
     /** The model's shape: from {@code --model FILE}'s GGUF header, else the demo shape of {@code --shape}. */
-    private static ModelShape shape(Flags flags, Facts f) {
+    static ModelShape shape(Flags flags, Facts f) {
         Flags.Found model = flags.find("--model");
         if (model != null) {
             Path file = Path.of(model.value());

@@ -15,6 +15,7 @@ final class Facts {
     private final Map<String, Input> inputs = new LinkedHashMap<>();
     private final Map<String, Missing> missing = new LinkedHashMap<>();
     private final Set<String> assumptions = new LinkedHashSet<>();
+    private SurfacePrediction.Holds holds;
 
     void input(String name, String value, Source source, String where) {
         inputs.putIfAbsent(name, new Input(name, value, source, where));
@@ -28,6 +29,16 @@ final class Facts {
         assumptions.add(text);
     }
 
+    /** What the engine holds for requests at once, as its rules size it (docs/plan.md#the-capacity-map). */
+    void holds(SurfacePrediction.Holds h) {
+        holds = h;
+    }
+
+    /** What the engine holds for requests at once; {@link SurfacePrediction.Holds#UNKNOWN} where not sized. */
+    SurfacePrediction.Holds holds() {
+        return holds == null ? SurfacePrediction.Holds.UNKNOWN : holds;
+    }
+
     /** These facts followed by those of {@code other} that are not already here. */
     Facts plus(Facts other) {
         Facts all = new Facts();
@@ -35,6 +46,9 @@ final class Facts {
             f.inputs.values().forEach(i -> all.inputs.putIfAbsent(i.name(), i));
             f.missing.values().forEach(m -> all.missing.putIfAbsent(m.name(), m));
             all.assumptions.addAll(f.assumptions);
+            if (f.holds != null) {
+                all.holds = f.holds;
+            }
         }
         return all;
     }

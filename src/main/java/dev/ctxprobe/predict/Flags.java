@@ -19,6 +19,11 @@ final class Flags {
         this.where = where;
     }
 
+    /** The program the command runs: its first word. */
+    String program() {
+        return argv.isEmpty() ? "" : argv.getFirst();
+    }
+
     /** Where the command is written, e.g. {@code backends[1].command}. */
     String where() {
         return where;

@@ -7,6 +7,7 @@ import dev.ctxprobe.results.Bound;
 import dev.ctxprobe.results.Missing;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.TreeSet;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.stream.Collectors;
@@ -30,8 +31,19 @@ public final class Predictor {
                 experiment.name(),
                 experiment.file() == null ? "" : experiment.file().toString(),
                 predictions,
-                unreachableTargets(experiment, inputs, engines));
+                unreachableTargets(experiment, inputs, engines),
+                grids(experiment));
     }
+
+    private static List<dev.ctxprobe.results.MatrixGrid> grids(Experiment experiment) {
+        List<dev.ctxprobe.results.MatrixGrid.Cell> cells = experiment.backends().stream()
+                .map(b -> new dev.ctxprobe.results.MatrixGrid.Cell(b.name(), b.params()))
+                .toList();
+        return dev.ctxprobe.results.MatrixGrid.of(cells, dev.ctxprobe.results.MatrixGrid.orderOf(cells));
+    }
+
+    /** How many align steps past a bisection's failure are evaluated, looking for a target that fits again. */
+    static final long NON_MONOTONIC_SCAN = 4096;
 
     /** The prediction for one backend of {@code experiment}; {@code engines} gives each engine's sizing by name. */
     public static BackendPrediction predict(
@@ -39,6 +51,48 @@ public final class Predictor {
         Sizing sizing = engines.apply(backend.engine());
         BackendSetup s = new BackendSetup(experiment, backend, inputs, sizing);
         EngineModel model = sizing.model(s);
+        BackendPrediction kv = predict(s, model);
+        if (model != null && kv.target() != null && experiment.sweep().mapped()) {
+            kv = kv.withSurface(surface(experiment, s, model, kv.target()));
+            if (experiment.sweep().autoConcurrency()) {
+                kv = kv.withAssumption("sweep.concurrency auto: "
+                        + SurfacePrediction.autoBound(
+                                model.evaluate(kv.target()).facts().holds(),
+                                s.align,
+                                experiment.load().outputLen())
+                        + ", as predicted here; the run takes the levels from what its first server states");
+            }
+        }
+        // The floor is shown at the sweep's targets and the predicted one (docs/plan.md).
+        TreeSet<Long> at = new TreeSet<>();
+        sweepTargets(experiment).forEach(t -> at.add(t.target()));
+        if (kv.target() != null) {
+            at.add(kv.target());
+        }
+        return kv.withPrefillFloor(FloorSetup.of(s, List.copyOf(at)));
+    }
+
+    /**
+     * The capacity map predicted for each {@code sweep.concurrency} above 1 (docs/plan.md#the-capacity-map): the
+     * engine's arithmetic for requests at once, applied to the server launched at the predicted frontier, which the
+     * map's search keeps.
+     */
+    private static List<BackendPrediction.Level> surface(
+            Experiment experiment, BackendSetup s, EngineModel model, long frontier) {
+        SurfacePrediction.Holds holds = model.evaluate(frontier).facts().holds();
+        int output = experiment.load().outputLen();
+        List<Integer> concurrent = experiment.sweep().autoConcurrency()
+                ? SurfacePrediction.autoLevels(holds, s.align, output, Experiment.Sweep.MAX_CONCURRENT)
+                : experiment.sweep().concurrent();
+        List<BackendPrediction.Level> levels = new ArrayList<>();
+        for (int n : concurrent) {
+            levels.add(SurfacePrediction.level(n, frontier, experiment.load().outputLen(), s.align, holds));
+        }
+        return levels;
+    }
+
+    private static BackendPrediction predict(BackendSetup s, EngineModel model) {
+        Backend backend = s.backend;
         if (model == null) {
             return new BackendPrediction(
                     backend.name(),
@@ -72,6 +126,9 @@ public final class Predictor {
                 summary = "no multiple of align " + Format.tokens(align) + " fits; the largest target that fits is "
                         + Format.tokens(largest);
                 lines.add(summary);
+            } else if (failure.bound() == Bound.ENGINE_REFUSES) {
+                bound = failure.bound();
+                summary = "the server cannot start: " + failure.line();
             } else {
                 bound = failure.bound();
                 summary = "no target fits: at target " + Format.tokens(align) + ", " + failure.line();
@@ -84,18 +141,27 @@ public final class Predictor {
             String missing = facts.missing().stream().map(Missing::name).collect(Collectors.joining(", "));
             String summary = "no limit is known from the inputs there are"
                     + (missing.isEmpty() ? "" : " (missing: " + missing + ")");
+            // The checks the smallest target passes say nothing about a limit: only the engine's own arithmetic is
+            // shown (docs/plan.md, "nothing known").
             List<String> lines = new ArrayList<>(first.details());
-            first.checks().forEach(c -> lines.add("at target " + Format.tokens(align) + ": " + c.line()));
             return build(s, null, Bound.UNKNOWN, summary, null, first, lines);
         }
-        long lo = 1;
-        long hi = steps;
-        while (hi - lo > 1) {
-            long mid = lo + (hi - lo) / 2;
-            if (model.evaluate(mid * align).fits()) {
-                lo = mid;
-            } else {
-                hi = mid;
+        long lo = bisect(model, align, 1, steps);
+        long hi = lo + 1;
+        // A rule that rounds twice (llama.cpp's slots: n_ctx padded, then n_ctx / np padded again) is not monotonic:
+        // a target may fail while larger ones fit. Bisection alone stops at the first failure, so the targets past
+        // it are scanned, and a fitting one starts a new bisection above it.
+        long firstFailure = 0;
+        long fitsAgain = 0;
+        for (long probe = hi + 1; probe <= steps && probe - hi <= NON_MONOTONIC_SCAN; probe++) {
+            if (model.evaluate(probe * align).fits()) {
+                if (firstFailure == 0) {
+                    firstFailure = hi * align;
+                    fitsAgain = probe * align;
+                }
+                lo = bisect(model, align, probe, steps);
+                hi = lo + 1;
+                probe = hi;
             }
         }
         long target = lo * align;
@@ -114,6 +180,12 @@ public final class Predictor {
         String summary =
                 Format.tokens(target) + " tokens, set by " + failure.bound().label() + ": at the next target "
                         + Format.tokens(next.target()) + ", " + failure.line();
+        if (firstFailure > 0) {
+            String notMonotonic = "not monotonic: target " + Format.tokens(firstFailure) + " does not fit while "
+                    + Format.tokens(fitsAgain) + " does; the largest target that fits is " + Format.tokens(target);
+            lines.add(notMonotonic);
+            summary += "; " + notMonotonic;
+        }
         return build(s, target, failure.bound(), summary, largest, best, lines);
     }
 
@@ -176,6 +248,19 @@ public final class Predictor {
         }
         targets.add(new Target("sweep.frontier.max", sweep.frontier().max()));
         return targets;
+    }
+
+    /** The largest step in {@code [lo, hi)} whose target fits, given that {@code lo}'s does and {@code hi}'s not. */
+    private static long bisect(EngineModel model, long align, long lo, long hi) {
+        while (hi - lo > 1) {
+            long mid = lo + (hi - lo) / 2;
+            if (model.evaluate(mid * align).fits()) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
     }
 
     /** The largest target in {@code [from, to]} that {@code accepts}, given that {@code from} does. */

@@ -105,6 +105,11 @@ public final class SglangModel extends EngineModel {
             details.add("--max-total-tokens caps the pool at " + Format.tokens(capped));
             tokens = capped;
         }
+        // Requests at once share the token pool, as many as --max-running-requests runs together
+        // (docs/plan.md#the-capacity-map).
+        Long running = Checks.given(flags, f, "--max-running-requests", Flags::number);
+        f.holds(new SurfacePrediction.Holds(
+                tokens, null, null, SurfacePrediction.requests(running), "max_running_requests"));
         if (tokens != null) {
             boolean ok = target <= s.profile.largestPrompt(tokens);
             checks.add(new Check(

@@ -64,6 +64,10 @@ public final class VllmModel extends EngineModel {
         // missing) all the same.
         Long available = cfg == null || kv != null ? available(flags, f, tp, pp, details) : null;
         long capacity = kv == null || available == null ? -1 : kv.largestFitting(available, BackendSetup.MAX_LENGTH);
+        // Requests at once share the KV cache, as many as --max-num-seqs runs together (docs/plan.md#the-capacity-map).
+        Long maxNumSeqs = Checks.given(flags, f, "--max-num-seqs", Flags::number);
+        f.holds(new SurfacePrediction.Holds(
+                capacity < 0 ? null : capacity, null, null, SurfacePrediction.requests(maxNumSeqs), "max_num_seqs"));
 
         Flags.Found given = flags.find("--max-model-len");
         Long length;
@@ -316,8 +320,11 @@ public final class VllmModel extends EngineModel {
                 "--max-num-batched-tokens",
                 Long.toString(batched),
                 Source.DEFAULT,
-                "vLLM's API-server default for a device of " + (memory == null ? "unknown" : Format.gib(memory))
-                        + " (8192 from 70 GiB, else 2048)");
+                memory == null
+                        ? "vLLM's API-server default (8192 for a device of 70 GiB or more, else 2048; the device's"
+                                + " memory is not known, 8192 assumed)"
+                        : "vLLM's API-server default for a device of " + Format.gib(memory)
+                                + " (8192 for 70 GiB or more, else 2048)");
         return batched;
     }
 

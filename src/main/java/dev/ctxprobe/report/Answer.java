@@ -25,11 +25,14 @@ record Answer(ReportInput input, String backend, String label, Frontier frontier
     /** The frontier lines of all answers, names padded so the answers align, as the console prints them. */
     static List<String> lines(List<Answer> answers) {
         int width = answers.stream()
-                .mapToInt(a -> Cells.oneLine(a.label()).length())
+                .mapToInt(a -> TerminalText.line(a.label()).length())
                 .max()
                 .orElse(0);
         return answers.stream()
-                .map(a -> FrontierLine.line(Cells.oneLine(a.label()), width + 2, a.frontier(), a.steps()))
+                .flatMap(a -> java.util.stream.Stream.concat(
+                        java.util.stream.Stream.of(
+                                FrontierLine.line(TerminalText.line(a.label()), width + 2, a.frontier(), a.steps())),
+                        FrontierLine.surface(width + 2, a.frontier(), a.steps()).stream()))
                 .toList();
     }
 
@@ -69,16 +72,16 @@ record Answer(ReportInput input, String backend, String label, Frontier frontier
         }
         List<String> parts = new ArrayList<>();
         if (frontier.strategy() != null) {
-            parts.add(Cells.oneLine(frontier.strategy()));
+            parts.add(TerminalText.line(frontier.strategy()));
         }
         if (frontier.mode() != null) {
-            parts.add("restart " + Cells.oneLine(frontier.mode()));
+            parts.add("restart " + TerminalText.line(frontier.mode()));
         }
         return String.join(", ", parts);
     }
 
     /** Why the search stopped when it says more than the line: empty for a converged search. */
     String stoppedBecause() {
-        return Cells.oneLine(frontier.stoppedBecause());
+        return TerminalText.line(frontier.stoppedBecause());
     }
 }

@@ -55,28 +55,6 @@ final class Cells {
         return finite(ratio) ? new DecimalFormat("0.0", SYMBOLS).format(ratio * 100) + "%" : "";
     }
 
-    /**
-     * A string from a results file made safe for one line of a terminal or table: control characters
-     * (which could move the cursor or recolour a terminal) become visible {@code \\uXXXX} escapes,
-     * line breaks become spaces.
-     */
-    static String oneLine(String raw) {
-        if (raw == null) {
-            return "";
-        }
-        StringBuilder out = new StringBuilder(raw.length());
-        raw.codePoints().forEach(cp -> {
-            if (cp == '\n' || cp == '\r' || cp == '\t') {
-                out.append(' ');
-            } else if (Character.isISOControl(cp) || cp == 0x2028 || cp == 0x2029) {
-                out.append(String.format(Locale.ROOT, "\\u%04x", cp));
-            } else {
-                out.appendCodePoint(cp);
-            }
-        });
-        return out.toString();
-    }
-
     private static boolean finite(Double value) {
         return value != null && Double.isFinite(value);
     }

@@ -40,9 +40,11 @@ import org.jfree.chart.axis.NumberTickUnit;
 import org.jfree.chart.axis.ValueAxis;
 import org.jfree.chart.axis.ValueTick;
 import org.jfree.chart.block.BlockBorder;
+import org.jfree.chart.plot.DatasetRenderingOrder;
 import org.jfree.chart.plot.SeriesRenderingOrder;
 import org.jfree.chart.plot.XYPlot;
 import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.chart.renderer.xy.XYStepRenderer;
 import org.jfree.chart.text.TextUtils;
 import org.jfree.chart.title.LegendTitle;
 import org.jfree.chart.title.TextTitle;
@@ -55,7 +57,9 @@ import org.jfree.svg.ViewBox;
 
 /**
  * The report's charts: TTFT and the prefill rate (target / mean TTFT) against context length, one line per backend
- * and input, with each failed step drawn as an X at zero at its length. Rendered to SVG (inlined in HTML) or PNG.
+ * and input, with each failed step drawn as an X at zero at its length; for a run with a capacity map, the longest
+ * prompt held at once against the number of requests (docs/search.md#the-capacity-map). Rendered to SVG (inlined in
+ * HTML) or PNG.
  */
 final class Charts {
     static {
@@ -72,6 +76,10 @@ final class Charts {
 
     static final int WIDTH = 960;
     static final int HEIGHT = 460;
+
+    /** The length charts' note in a run with a capacity map, whose steps they leave out. */
+    static final String SINGLE_PROMPTS_ONLY =
+            "Single prompts (N = 1) only: a step of N requests at once shares its prefill, another TTFT";
 
     /** Above this many milliseconds the TTFT axis switches to seconds. */
     private static final double SECONDS_FROM_MS = 10_000;
@@ -94,7 +102,10 @@ final class Charts {
 
     private Charts() {}
 
-    /** The TTFT and prefill-rate charts, or none when no input has a launched step yet. */
+    /**
+     * The TTFT and prefill-rate charts, and the capacity map's where some answer has one; none when no input has a
+     * launched step yet.
+     */
     static List<Chart> of(List<ReportInput> inputs, Labels labels) {
         if (inputs.stream()
                 .allMatch(s -> s.document().scenarios().stream()
@@ -103,6 +114,7 @@ final class Charts {
         }
         OptionalDouble maxTtft = inputs.stream()
                 .flatMap(s -> s.document().scenarios().stream())
+                .filter(r -> r.concurrency() == 1)
                 .map(StepFacts::passedTtftMs)
                 .filter(Objects::nonNull)
                 .mapToDouble(Double::doubleValue)
@@ -119,19 +131,172 @@ final class Charts {
                         r -> {
                             Double ms = StepFacts.passedTtftMs(r);
                             return ms == null ? Double.NaN : ms / ttftScale;
-                        }));
+                        },
+                        // The prefill floor as a dashed line under the points (docs/results.md, % of roofline).
+                        r -> r.roofline() == null || r.roofline().floorS() == null
+                                ? Double.NaN
+                                : r.roofline().floorS() * 1000 / ttftScale));
         Chart prefill = new Chart(
                 "prefill",
-                chart("Prefill rate vs context length", "tokens/s (target / mean TTFT)", inputs, labels, r -> {
-                    Double ms = StepFacts.passedTtftMs(r);
-                    Double rate = ms == null ? null : StepFacts.rate(r.targetLen(), ms);
-                    return rate == null ? Double.NaN : rate;
-                }));
-        return List.of(ttft, prefill);
+                chart(
+                        "Prefill rate vs context length",
+                        "tokens/s (target / mean TTFT)",
+                        inputs,
+                        labels,
+                        r -> {
+                            Double ms = StepFacts.passedTtftMs(r);
+                            Double rate = ms == null ? null : StepFacts.rate(r.targetLen(), ms);
+                            return rate == null ? Double.NaN : rate;
+                        },
+                        null));
+        List<Answer> answers = Answer.of(inputs, labels);
+        if (!SurfaceTable.any(answers)) {
+            return List.of(ttft, prefill);
+        }
+        // The map leads: for a run that asks for it, it is the answer at a glance.
+        return List.of(capacity(answers), ttft, prefill);
     }
 
+    /**
+     * The capacity map (docs/search.md#the-capacity-map): the largest target held at once against the requests sent
+     * at once, per backend and input. The measured levels are a staircase (between two measured N nothing was
+     * tried), the smallest target not held an X above each level; where the file has them, the engine's statement
+     * is a dashed line and ctxprobe plan's prediction a dotted one (one point at N = 1 while plan predicts single
+     * prompts only).
+     */
+    static Chart capacity(List<Answer> answers) {
+        XYSeriesCollection measured = new XYSeriesCollection();
+        XYStepRenderer stairs = new XYStepRenderer();
+        XYSeriesCollection beside = new XYSeriesCollection();
+        XYLineAndShapeRenderer lines = new XYLineAndShapeRenderer();
+        int colour = 0;
+        int maxN = 1;
+        for (Answer a : answers) {
+            // Each backend keeps its colour of the length charts, which give one to every backend.
+            Color c = PALETTE[colour++ % PALETTE.length];
+            List<SurfaceTable.Level> levels = SurfaceTable.levels(a);
+            if (levels.isEmpty()) {
+                continue;
+            }
+            Map<Integer, Long> held = new TreeMap<>();
+            Map<Integer, Long> not = new TreeMap<>();
+            Map<Integer, Long> stated = new TreeMap<>();
+            for (SurfaceTable.Level l : levels) {
+                maxN = Math.max(maxN, l.n());
+                putIfKnown(held, l.n(), l.maxOk());
+                putIfKnown(not, l.n(), l.minFailed());
+                putIfKnown(stated, l.n(), l.stated());
+            }
+            Map<Integer, Long> predicted = new TreeMap<>();
+            if (Predicted.has(a.frontier())) {
+                predicted.put(1, a.frontier().predicted().target());
+            }
+            String label = a.label();
+            XYSeries stairsSeries = series(label + ": largest held at once", held);
+            if (!stairsSeries.isEmpty()) {
+                int i = measured.getSeriesCount();
+                measured.addSeries(stairsSeries);
+                stairs.setSeriesPaint(i, c);
+                stairs.setSeriesStroke(i, new BasicStroke(2.5f));
+                // A step renderer draws no shapes: each measured level's dot is a series of its own beside it.
+                int dots = beside.getSeriesCount();
+                beside.addSeries(series(label + ": measured", held));
+                lines.setSeriesPaint(dots, c);
+                lines.setSeriesLinesVisible(dots, false);
+                lines.setSeriesShape(dots, new Ellipse2D.Double(-4, -4, 8, 8));
+                lines.setSeriesVisibleInLegend(dots, false);
+            }
+            XYSeries notSeries = series(label + ": smallest not held", not);
+            if (!notSeries.isEmpty()) {
+                int i = beside.getSeriesCount();
+                beside.addSeries(notSeries);
+                lines.setSeriesPaint(i, c);
+                lines.setSeriesLinesVisible(i, false);
+                lines.setSeriesShape(i, cross(CROSS));
+                lines.setLegendShape(i, cross(CROSS));
+                lines.setSeriesStroke(i, new BasicStroke(2.5f));
+                lines.setSeriesShapesFilled(i, false);
+            }
+            line(beside, lines, series(label + ": the engine's statement", stated), c, new float[] {6f, 4f});
+            line(beside, lines, series(label + ": predicted (ctxprobe plan)", predicted), c, new float[] {2f, 3f});
+        }
+        lines.setUseOutlinePaint(false);
+        lines.setDrawOutlines(true);
+
+        LogAxis x = new PlainLabelLogAxis("requests at once (N, log scale)");
+        x.setBase(2);
+        x.setNumberFormatOverride(new TokenCountFormat());
+        x.setTickUnit(new NumberTickUnit(1), false, false);
+        x.setAutoTickUnitSelection(false);
+        x.setMinorTickCount(1);
+        x.setRange(1 / Math.sqrt(2), maxN * Math.sqrt(2));
+        x.setLabelFont(new Font(FONT, Font.PLAIN, 13));
+        x.setTickLabelFont(new Font(FONT, Font.PLAIN, 12));
+
+        NumberAxis y = new NumberAxis("largest prompt held at once (tokens)");
+        y.setAutoRangeIncludesZero(true);
+        y.setNumberFormatOverride(new DecimalFormat("#,##0", DecimalFormatSymbols.getInstance(Locale.US)));
+        y.setLabelFont(new Font(FONT, Font.PLAIN, 13));
+        y.setTickLabelFont(new Font(FONT, Font.PLAIN, 12));
+
+        XYPlot plot = new XYPlot(measured, x, y, stairs);
+        plot.setDataset(1, beside);
+        plot.setRenderer(1, lines);
+        plot.setDatasetRenderingOrder(DatasetRenderingOrder.FORWARD);
+        plot.setBackgroundPaint(Color.WHITE);
+        plot.setDomainGridlinePaint(new Color(0xdddddd));
+        plot.setRangeGridlinePaint(new Color(0xdddddd));
+        plot.setOutlinePaint(new Color(0xaaaaaa));
+        plot.setAxisOffset(new RectangleInsets(4, 4, 4, 4));
+
+        JFreeChart chart = new JFreeChart(
+                "Longest prompt held at once vs requests at once", new Font(FONT, Font.BOLD, 17), plot, true);
+        chart.setBackgroundPaint(Color.WHITE);
+        chart.setAntiAlias(true);
+        chart.addSubtitle(new TextTitle(
+                "Steps: all N requests served and held at once; X: the smallest that was not; dashed: the engine's"
+                        + " statement; dotted: ctxprobe plan",
+                new Font(FONT, Font.PLAIN, 12)));
+        LegendTitle legend = chart.getLegend();
+        legend.setItemFont(new Font(FONT, Font.PLAIN, 12));
+        legend.setPosition(RectangleEdge.BOTTOM);
+        legend.setFrame(BlockBorder.NONE);
+        return new Chart("capacity", chart);
+    }
+
+    private static void putIfKnown(Map<Integer, Long> byN, int n, Long target) {
+        if (target != null) {
+            byN.put(n, target);
+        }
+    }
+
+    private static XYSeries series(String name, Map<Integer, Long> byN) {
+        XYSeries s = new XYSeries(name, true, true);
+        byN.forEach(s::add);
+        return s;
+    }
+
+    /** A line of the map beside the measured staircase, in the backend's colour with its dash; none when empty. */
+    private static void line(
+            XYSeriesCollection data, XYLineAndShapeRenderer renderer, XYSeries s, Color c, float[] dash) {
+        if (s.isEmpty()) {
+            return;
+        }
+        int i = data.getSeriesCount();
+        data.addSeries(s);
+        renderer.setSeriesPaint(i, c);
+        renderer.setSeriesStroke(i, new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, dash, 0f));
+        renderer.setSeriesShape(i, new Ellipse2D.Double(-2.5, -2.5, 5, 5));
+    }
+
+    /** @param floor each step's prefill floor in the chart's unit, drawn as a dashed line; null for none */
     private static JFreeChart chart(
-            String title, String yLabel, List<ReportInput> inputs, Labels labels, ToDoubleFunction<Scenario> y) {
+            String title,
+            String yLabel,
+            List<ReportInput> inputs,
+            Labels labels,
+            ToDoubleFunction<Scenario> y,
+            ToDoubleFunction<Scenario> floor) {
         XYSeriesCollection data = new XYSeriesCollection();
         FailureRenderer renderer = new FailureRenderer();
         List<Integer> failureSeries = new ArrayList<>();
@@ -141,9 +306,15 @@ final class Charts {
         for (ReportInput input : inputs) {
             for (String backend : input.backends()) {
                 String label = labels.of(input, backend);
+                List<Scenario> single = FrontierLine.at(input.steps(backend), 1);
                 XYSeries passed = new XYSeries(label, true, true);
                 XYSeries failed = new XYSeries(label + ": failed", true, true);
-                for (Scenario row : input.steps(backend)) {
+                XYSeries floors = new XYSeries(label + ": prefill floor", true, true);
+                for (Scenario row : single) {
+                    double under = floor == null ? Double.NaN : floor.applyAsDouble(row);
+                    if (Double.isFinite(under)) {
+                        floors.add(row.targetLen(), under);
+                    }
                     if (!row.outcome().launched()) {
                         continue;
                     }
@@ -163,6 +334,16 @@ final class Charts {
                     renderer.setSeriesPaint(i, c);
                     renderer.setSeriesStroke(i, new BasicStroke(2f));
                     renderer.setSeriesShape(i, new Ellipse2D.Double(-3.5, -3.5, 7, 7));
+                }
+                if (!floors.isEmpty()) {
+                    int i = data.getSeriesCount();
+                    data.addSeries(floors);
+                    renderer.setSeriesPaint(i, c);
+                    renderer.setSeriesStroke(
+                            i,
+                            new BasicStroke(
+                                    1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f));
+                    renderer.setSeriesShapesVisible(i, false);
                 }
                 if (!failed.isEmpty()) {
                     int i = data.getSeriesCount();
@@ -208,6 +389,10 @@ final class Charts {
         chart.addSubtitle(new TextTitle(
                 "X at zero: a failed step at that length (side by side where several failed at one length)",
                 new Font(FONT, Font.PLAIN, 12)));
+        if (inputs.stream().flatMap(i -> i.document().scenarios().stream()).anyMatch(r -> r.concurrency() > 1)) {
+            // A step of N requests at once times N prefills sharing the machine: another TTFT (docs/results.md).
+            chart.addSubtitle(new TextTitle(SINGLE_PROMPTS_ONLY, new Font(FONT, Font.PLAIN, 12)));
+        }
         LegendTitle legend = chart.getLegend();
         legend.setItemFont(new Font(FONT, Font.PLAIN, 12));
         legend.setPosition(RectangleEdge.BOTTOM);

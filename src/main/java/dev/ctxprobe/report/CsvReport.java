@@ -38,17 +38,98 @@ final class CsvReport implements ReportRenderer {
 
     @Override
     public String render(List<ReportInput> inputs) {
+        if (inputs.stream().anyMatch(i -> !i.document().grids().isEmpty())) {
+            return cells(inputs);
+        }
+        List<Column> columns = columns(inputs);
         StringBuilder out = new StringBuilder();
-        out.append(COLUMNS.stream().map(Column::header).collect(Collectors.joining(",")))
+        out.append(columns.stream().map(Column::header).collect(Collectors.joining(",")))
                 .append("\r\n");
         for (ReportInput input : inputs) {
             for (Scenario row : input.document().scenarios()) {
                 Step step = new Step(input, row);
-                out.append(COLUMNS.stream()
+                out.append(columns.stream()
                                 .map(c -> field(c.value().apply(step), c.text()))
                                 .collect(Collectors.joining(",")))
                         .append("\r\n");
             }
+        }
+        return out.toString();
+    }
+
+    /**
+     * The columns, with {@code concurrency} after {@code target_len} only where some step sent more than one prompt
+     * at once (docs/results.md#csv): a file of single prompts keeps the columns it always had.
+     */
+    private static List<Column> columns(List<ReportInput> inputs) {
+        boolean concurrent =
+                inputs.stream().flatMap(i -> i.document().scenarios().stream()).anyMatch(s -> s.concurrency() > 1);
+        if (!concurrent) {
+            return COLUMNS;
+        }
+        List<Column> c = new ArrayList<>(COLUMNS);
+        int at = c.indexOf(c.stream()
+                        .filter(col -> col.header().equals("target_len"))
+                        .findFirst()
+                        .orElseThrow())
+                + 1;
+        c.add(at, number("concurrency", s -> Integer.toString(s.row().concurrency())));
+        return c;
+    }
+
+    /**
+     * A matrix's CSV (docs/results.md#matrix): one row per cell, its parameters as columns in the experiment's order
+     * (a parameter of another input's matrix left empty), so that a pivot table rebuilds the grid. A backend without
+     * a matrix beside them gets its row with empty parameters.
+     */
+    private static String cells(List<ReportInput> inputs) {
+        Labels labels = Labels.of(inputs);
+        List<Answer> answers = Answer.of(inputs, labels);
+        java.util.Set<String> params = new java.util.LinkedHashSet<>();
+        for (ReportInput input : inputs) {
+            input.document().grids().forEach(g -> {
+                params.add(g.down());
+                if (g.across() != null) {
+                    params.add(g.across());
+                }
+                params.addAll(g.fixed().keySet());
+            });
+        }
+        List<String> header = new ArrayList<>(List.of("source", "experiment", "run_id", "hardware", "backend", "cell"));
+        header.addAll(params);
+        header.addAll(List.of(
+                "max_ok_target",
+                "min_failed_target",
+                "cause",
+                "ttft_ms_at_max",
+                "launches",
+                "predicted_target",
+                "predicted_bound",
+                "measured_minus_predicted",
+                "stopped_because"));
+        StringBuilder out = new StringBuilder(String.join(",", header)).append("\r\n");
+        for (Answer a : answers) {
+            dev.ctxprobe.results.Frontier f = a.frontier();
+            List<String> row = new ArrayList<>();
+            row.add(field(a.input().source(), true));
+            row.add(field(a.input().metadata().experiment(), true));
+            row.add(field(a.input().metadata().runId(), true));
+            row.add(field(a.input().metadata().hardware(), true));
+            row.add(field(dev.ctxprobe.results.CellName.base(a.backend()), true));
+            row.add(field(a.backend(), true));
+            params.forEach(p -> row.add(field(f.params().get(p), true)));
+            row.add(field(integer(f.maxOkTarget()), false));
+            row.add(field(integer(f.minFailedTarget()), false));
+            row.add(field(a.cause(), true));
+            Double ttft = a.ttftAtMaxMs();
+            row.add(ttft == null ? "" : String.format(java.util.Locale.ROOT, "%.1f", ttft));
+            row.add(Integer.toString(f.launches()));
+            row.add(Predicted.target(f));
+            row.add(Predicted.bound(f));
+            Long diff = Predicted.difference(f);
+            row.add(diff == null ? "" : Long.toString(diff));
+            row.add(field(f.stoppedBecause(), true));
+            out.append(String.join(",", row)).append("\r\n");
         }
         return out.toString();
     }
@@ -118,13 +199,49 @@ final class CsvReport implements ReportRenderer {
         c.add(text(
                 "predicted_bound",
                 s -> Predicted.bound(s.input().frontier(s.row().backend()))));
+        // The step against its prefill floor (docs/results.md, % of roofline): the headline assumption.
+        c.add(number(
+                "roofline_percent",
+                s -> s.row().roofline() == null
+                        ? null
+                        : Cells.plainNumber(s.row().roofline().percent())));
+        c.add(number(
+                "roofline_floor_s",
+                s -> s.row().roofline() == null
+                        ? null
+                        : Cells.plainNumber(s.row().roofline().floorS())));
+        c.add(text(
+                "roofline_flag",
+                s -> s.row().roofline() == null ? null : s.row().roofline().flag()));
+        c.add(text(
+                "roofline_assumption",
+                s -> s.row().roofline() == null ? null : s.row().roofline().assumption()));
+        // The pass-key check (docs/results.md#answer): empty for a step not checked at all.
+        c.add(text(
+                "answer",
+                s -> s.row().answer() == null ? null : s.row().answer().result()));
+        c.add(text("answer_detail", s -> answerDetail(s.row())));
+        c.add(number("passkey_ms", s -> Cells.plainNumber(s.row().passkeyMs())));
         return List.copyOf(c);
+    }
+
+    // What came back for a wrong answer, why for one not checked; nothing to add to a correct one.
+    private static String answerDetail(Scenario s) {
+        if (s.answer() == null || s.answer().correct()) {
+            return null;
+        }
+        return s.answer().wrong() ? StepFacts.answer(s) : s.answer().reason();
     }
 
     private static void addStats(List<Column> columns, String prefix, Function<StepMetrics, Stats> pick) {
         for (String stat : STATS) {
             columns.add(metric(prefix + "_" + stat, m -> {
                 Stats stats = pick.apply(m);
+                // No samples (one output token has no TPOT, no gap between tokens): the statistics are unknown,
+                // not 0; only the count says 0 (docs/results.md#metrics).
+                if (stats.count() != null && stats.count() == 0 && !stat.equals("count")) {
+                    return null;
+                }
                 return switch (stat) {
                     case "mean" -> Cells.plainNumber(stats.mean());
                     case "p50" -> Cells.plainNumber(stats.p50());

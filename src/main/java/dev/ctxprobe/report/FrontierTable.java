@@ -23,7 +23,7 @@ final class FrontierTable {
                 "TTFT at max",
                 "prefill tok/s at max (target / TTFT)",
                 "bracket",
-                "predicted max",
+                "server stated max",
                 "non-monotonic",
                 "search",
                 "stopped because",
@@ -43,11 +43,11 @@ final class FrontierTable {
     static List<String> row(Answer a, Labels labels) {
         List<String> r = new ArrayList<>();
         if (labels.comparing()) {
-            r.add(Cells.oneLine(labels.of(a.input())));
+            r.add(TerminalText.line(labels.of(a.input())));
         }
         Double ttft = a.ttftAtMaxMs();
         r.addAll(List.of(
-                Cells.oneLine(a.backend()),
+                TerminalText.line(a.backend()),
                 Cells.tokens(a.frontier().maxOkTarget()),
                 Cells.tokens(a.frontier().minFailedTarget()),
                 Integer.toString(a.frontier().launches()),

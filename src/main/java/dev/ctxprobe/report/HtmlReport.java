@@ -4,6 +4,7 @@ import dev.ctxprobe.metrics.StepMetrics;
 import dev.ctxprobe.results.Frontier;
 import dev.ctxprobe.results.Metadata;
 import dev.ctxprobe.results.Scenario;
+import dev.ctxprobe.roofline.StepRoofline;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Collectors;
@@ -15,7 +16,7 @@ import java.util.stream.Collectors;
  */
 final class HtmlReport implements ReportRenderer {
     /** The columns of the step table, which a step's details row spans. */
-    private static final int STEP_COLUMNS = 10;
+    private static final int STEP_COLUMNS = 11;
 
     private static final String STYLE = """
             :root { color-scheme: light; }
@@ -27,7 +28,7 @@ final class HtmlReport implements ReportRenderer {
             .sub { color: #57606a; margin: 0; }
             table { border-collapse: collapse; margin: 6px 0 12px; }
             th, td { border: 1px solid #d8dee4; padding: 4px 8px; text-align: left; vertical-align: top; }
-            th { background: #f3f5f7; font-weight: 600; white-space: nowrap; }
+            th { background: #f3f5f7; font-weight: 600; }
             td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
             table.frontier tr:nth-child(even) td, table.steps > tbody:nth-of-type(even) > tr > td { background: #fafbfc; }
             tr.more td { border-top: hidden; padding-top: 0; font-size: 13px; }
@@ -47,12 +48,16 @@ final class HtmlReport implements ReportRenderer {
                   white-space: pre-wrap; overflow-wrap: anywhere; font-size: 12px; max-width: 720px; }
             figure { margin: 8px 0 20px; }
             figure svg { width: 100%; height: auto; max-width: 960px; display: block; }
-            .cause { min-width: 16em; max-width: 40em; overflow-wrap: normal; word-break: normal; hyphens: none; }
-            td.label { white-space: nowrap; }
+            .cause { min-width: 14em; max-width: 40em; overflow-wrap: anywhere; word-break: normal; hyphens: none; }
+            td.label { min-width: 7em; overflow-wrap: anywhere; }
             td.notes { min-width: 12em; }
             .unit { font-weight: 400; color: #57606a; font-size: 12px; }
-            pre.lines { max-width: none; font-size: 13px; white-space: pre; overflow-x: auto; overflow-wrap: normal; }
+            pre.lines { max-width: none; font-size: 13px; white-space: pre-wrap; overflow-wrap: anywhere; }
             table.requests { font-size: 12px; margin: 6px 0; }
+            table.heat td { min-width: 9em; text-align: center; vertical-align: middle; }
+            table.heat td .f { font-size: 16px; font-weight: 600; font-variant-numeric: tabular-nums; }
+            table.heat td .d { font-size: 12px; color: #3a434c; }
+            table.heat td.none { background: #f6f8fa; color: #57606a; }
             footer { color: #57606a; font-size: 12px; margin-top: 32px; }
             """;
 
@@ -79,6 +84,8 @@ final class HtmlReport implements ReportRenderer {
                 .append(inputs.size())
                 .append(inputs.size() == 1 ? " results file" : " results files")
                 .append("</p>\n</header>\n");
+        // A matrix's grid is its answer at a glance: it leads, the frontier of each cell follows.
+        matrix(out, inputs, labels);
         frontier(out, inputs, labels);
         charts(out, inputs, labels);
         out.append("<section>\n<h2>Steps</h2>\n");
@@ -88,6 +95,61 @@ final class HtmlReport implements ReportRenderer {
         out.append("</section>\n<footer>Written by ctxprobe. This page is self-contained: ")
                 .append("no scripts, no fonts or styles from the network.</footer>\n</body>\n</html>\n");
         return out.toString();
+    }
+
+    /**
+     * Each matrix as a heat map (docs/results.md#matrix): a cell's shade grows with its frontier against the
+     * largest of its grid, so the best combination of flags stands out before any number is read.
+     */
+    private static void matrix(StringBuilder out, List<ReportInput> inputs, Labels labels) {
+        List<MatrixTables.Grid> grids = MatrixTables.of(Answer.of(inputs, labels), labels);
+        if (grids.isEmpty()) {
+            return;
+        }
+        out.append("<section>\n<h2>Matrix</h2>\n<p class=\"sub\">Each cell: its frontier, what fails above it,")
+                .append(" the TTFT at the frontier and how far the prediction was off; darker is longer.</p>\n");
+        for (MatrixTables.Grid g : grids) {
+            Long largest = g.largest();
+            out.append("<h3>").append(Html.escape(g.title())).append("</h3>\n");
+            out.append("<div class=\"scroll\"><table class=\"heat\">\n<thead><tr>");
+            for (String h : g.header()) {
+                out.append("<th>").append(Html.escape(h)).append("</th>");
+            }
+            out.append("</tr></thead>\n<tbody>\n");
+            for (MatrixTables.Row r : g.rows()) {
+                out.append("<tr><th>").append(Html.escape(r.value())).append("</th>");
+                for (Answer a : r.cells()) {
+                    List<String> parts = MatrixTables.parts(a);
+                    Long f = a == null ? null : a.frontier().maxOkTarget();
+                    if (f == null || largest == null) {
+                        out.append("<td class=\"none\">");
+                    } else {
+                        // Lightness from 92% (short) to 52% (the grid's longest): legible text on every shade.
+                        long lightness = Math.round(92 - 40.0 * f / largest);
+                        out.append("<td style=\"background: hsl(140, 50%, ")
+                                .append(lightness)
+                                .append("%)\" title=\"")
+                                .append(Html.escape(a.backend()))
+                                .append("\">");
+                    }
+                    if (!parts.isEmpty()) {
+                        out.append("<div class=\"f\">")
+                                .append(Html.escape(parts.getFirst()))
+                                .append("</div>");
+                        parts.subList(1, parts.size())
+                                .forEach(p -> out.append("<div class=\"d\">")
+                                        .append(Html.escape(p))
+                                        .append("</div>"));
+                    }
+                    out.append("</td>");
+                }
+                out.append("</tr>\n");
+            }
+            out.append("</tbody></table></div>\n<p class=\"sub\">")
+                    .append(Html.escape(MatrixTables.launches(g)))
+                    .append("</p>\n");
+        }
+        out.append("</section>\n");
     }
 
     private static void frontier(StringBuilder out, List<ReportInput> inputs, Labels labels) {
@@ -112,7 +174,8 @@ final class HtmlReport implements ReportRenderer {
                 notes.add("bracket " + Cells.percent(f.bracketRatio()));
             }
             if (f.predictedMax() != null) {
-                notes.add("predicted max " + Cells.tokens(f.predictedMax()));
+                notes.add(
+                        "the server stated max " + Cells.tokens(f.predictedMax()) + " (its own limit, not the plan's)");
             }
             if (Predicted.has(f)) {
                 notes.add(Predicted.note(f) + " (ctxprobe plan, before the first launch)");
@@ -138,7 +201,34 @@ final class HtmlReport implements ReportRenderer {
             td(out, "notes", Html.escape(String.join("; ", notes)));
             out.append("</tr>\n");
         }
-        out.append("</tbody></table></div>\n</section>\n");
+        out.append("</tbody></table></div>\n");
+        surface(out, answers, labels);
+        out.append("</section>\n");
+    }
+
+    /** The capacity map's table (docs/search.md#the-capacity-map), only where some answer has one. */
+    private static void surface(StringBuilder out, List<Answer> answers, Labels labels) {
+        if (!SurfaceTable.any(answers)) {
+            return;
+        }
+        out.append("<h3>Capacity map: the longest prompt held at once by N requests</h3>\n")
+                .append("<div class=\"scroll\"><table class=\"frontier surface\">\n<thead><tr>");
+        SurfaceTable.headers(labels)
+                .forEach(h -> out.append("<th>").append(Html.escape(h)).append("</th>"));
+        out.append("</tr></thead>\n<tbody>\n");
+        List<Boolean> numeric = SurfaceTable.numeric(labels);
+        for (List<String> row : SurfaceTable.rows(answers, labels)) {
+            out.append("<tr>");
+            for (int i = 0; i < row.size(); i++) {
+                boolean last = i == row.size() - 1;
+                td(
+                        out,
+                        last ? "cause" : numeric.get(i) ? "num" : "label",
+                        last ? cause(row.get(i)) : Html.escape(row.get(i)));
+            }
+            out.append("</tr>\n");
+        }
+        out.append("</tbody></table></div>\n");
     }
 
     private static void charts(StringBuilder out, List<ReportInput> inputs, Labels labels) {
@@ -179,12 +269,18 @@ final class HtmlReport implements ReportRenderer {
             out.append("<p>No steps yet.</p>\n");
             return;
         }
+        // The pass-key answer's column only where some step was checked (docs/results.md#answer).
+        boolean answers = StepFacts.anyAnswer(input.document().scenarios());
         out.append("<div class=\"scroll\"><table class=\"steps\">\n<thead><tr>")
-                .append("<th>backend</th><th>target</th><th>max_model_len</th><th>outcome</th>")
+                .append(
+                        "<th>backend</th><th>target</th><th>context<br><span class=\"unit\">the server's</span></th><th>outcome</th>")
                 .append("<th>TTFT ms</th><th>e2e ms</th>")
                 .append("<th>prefill tok/s<br><span class=\"unit\">target / TTFT</span></th>")
                 .append("<th>input tok/s<br><span class=\"unit\">input tokens / duration</span></th>")
-                .append("<th>startup s</th><th>error / cause</th></tr></thead>\n");
+                .append("<th>% of roofline<br><span class=\"unit\">floor / TTFT</span></th>")
+                .append("<th>startup s</th>")
+                .append(answers ? "<th>answer</th>" : "")
+                .append("<th>error / cause</th></tr></thead>\n");
         for (Scenario row : input.document().scenarios()) {
             StepMetrics m = row.metrics();
             String badge = row.success() ? "ok" : row.outcome().launched() ? "fail" : "skip";
@@ -192,7 +288,7 @@ final class HtmlReport implements ReportRenderer {
             out.append("<tbody><tr>");
             td(out, null, Html.escape(row.backend()));
             td(out, "num", Cells.tokens(row.targetLen()));
-            td(out, "num", Cells.tokens(row.maxModelLen()));
+            td(out, "num", Cells.tokens(StepFacts.context(row)));
             td(
                     out,
                     null,
@@ -202,23 +298,33 @@ final class HtmlReport implements ReportRenderer {
             td(out, "num", m == null ? "" : Cells.oneDecimal(m.e2eMs().mean()));
             td(out, "num", Cells.whole(StepFacts.prefillRate(row)));
             td(out, "num", m == null ? "" : Cells.whole(m.inputTokenThroughput()));
+            td(out, "num", Html.escape(Cells.text(StepRoofline.cell(row))));
             td(
                     out,
                     "num",
                     row.server() == null ? "" : Cells.oneDecimal(row.server().startupS()));
+            if (answers) {
+                td(out, null, Html.escape(StepFacts.answer(row)));
+            }
             td(out, "cause", cause(StepFacts.causeText(row)));
             out.append("</tr>\n");
-            details(out, row);
+            details(out, row, answers ? STEP_COLUMNS + 1 : STEP_COLUMNS);
             out.append("</tbody>\n");
         }
         out.append("</table></div>\n");
+        List<String> roofline = Rooflines.lines(input.document());
+        if (!roofline.isEmpty()) {
+            out.append("<p>").append(Html.escape(Rooflines.TITLE)).append("</p>\n<ul>\n");
+            roofline.forEach(l -> out.append("<li>").append(Html.escape(l)).append("</li>\n"));
+            out.append("</ul>\n");
+        }
     }
 
     /**
      * The step's evidence, failure facts, server facts, requests and command, folded away in a row across the whole
      * table below the step: in the cause's cell they would widen the table when opened.
      */
-    private static void details(StringBuilder out, Scenario row) {
+    private static void details(StringBuilder out, Scenario row, int columns) {
         Scenario.Failure f = row.failure();
         Scenario.Server s = row.server();
         Scenario.Verification v = row.verification();
@@ -232,7 +338,7 @@ final class HtmlReport implements ReportRenderer {
             return;
         }
         out.append("<tr class=\"more\"><td colspan=\"")
-                .append(STEP_COLUMNS)
+                .append(columns)
                 .append("\"><details><summary>")
                 .append(f != null && !f.evidence().isEmpty() ? "evidence and details" : "details")
                 .append("</summary>\n<dl class=\"meta\">\n");

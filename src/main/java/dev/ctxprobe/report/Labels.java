@@ -7,7 +7,8 @@ import java.util.Map;
 
 /**
  * The name of each (results file, backend) pair in tables and chart legends: the backend alone for one
- * input, {@code hardware / backend} when comparing, with the run id added where two inputs would share a name.
+ * input, {@code hardware / backend} when comparing (the run's {@code --label} instead of its hardware when given),
+ * with the run id added where two inputs would share a name.
  */
 final class Labels {
     private final Map<ReportInput, String> inputNames = new IdentityHashMap<>();
@@ -40,7 +41,7 @@ final class Labels {
         return comparing;
     }
 
-    /** The name of one input: its hardware, else its experiment, else its file. */
+    /** The name of one input: its label, else its hardware, else its experiment, else its file. */
     String of(ReportInput input) {
         return inputNames.get(input);
     }
@@ -55,6 +56,9 @@ final class Labels {
     }
 
     private static String baseName(ReportInput input) {
+        if (input.label() != null) {
+            return input.label();
+        }
         String hardware = Cells.text(input.metadata().hardware());
         if (!hardware.isEmpty()) {
             return hardware;

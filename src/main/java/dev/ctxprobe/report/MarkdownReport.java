@@ -20,9 +20,27 @@ final class MarkdownReport implements ReportRenderer {
             out.append(table(
                     FrontierTable.headers(labels),
                     answers.stream().map(a -> FrontierTable.row(a, labels)).toList()));
+            if (SurfaceTable.any(answers)) {
+                out.append("\n### Capacity map: the longest prompt held at once by N requests\n\n")
+                        .append(table(SurfaceTable.headers(labels), SurfaceTable.rows(answers, labels)));
+            }
             if (Predicted.any(answers)) {
                 out.append("\n### Predicted before the first launch against measured\n\n")
                         .append(table(Predicted.HEADERS, Predicted.rows(answers)));
+            }
+            for (MatrixTables.Grid g : MatrixTables.of(answers, labels)) {
+                out.append("\n### Matrix ")
+                        .append(escape(g.title()))
+                        .append("\n\nEach cell: frontier · what fails above it · TTFT there · prediction's error.\n\n")
+                        .append(table(g.header(), MatrixTables.rows(g)))
+                        .append('\n')
+                        .append(MatrixTables.launches(g))
+                        .append(".\n");
+            }
+            List<List<String>> compared = MatrixTables.compared(answers, labels, inputs);
+            if (!compared.isEmpty()) {
+                out.append("\n### Matrix cells compared by their parameters\n\n")
+                        .append(table(compared.getFirst(), compared.subList(1, compared.size())));
             }
         }
         for (ReportInput input : inputs) {
@@ -47,9 +65,17 @@ final class MarkdownReport implements ReportRenderer {
                 out.append("No steps yet.\n");
                 continue;
             }
+            boolean checked = StepFacts.anyAnswer(input.document().scenarios());
             out.append(table(
-                    StepFacts.HEADERS,
-                    input.document().scenarios().stream().map(StepFacts::cells).toList()));
+                    StepFacts.headers(checked),
+                    input.document().scenarios().stream()
+                            .map(s -> StepFacts.cells(s, checked))
+                            .toList()));
+            List<String> roofline = Rooflines.lines(input.document());
+            if (!roofline.isEmpty()) {
+                out.append("\n**").append(escape(Rooflines.TITLE)).append("**\n\n");
+                roofline.forEach(l -> out.append("- ").append(escape(l)).append('\n'));
+            }
         }
         return out.toString();
     }
@@ -80,7 +106,7 @@ final class MarkdownReport implements ReportRenderer {
      * underscore stays: ids and paths are full of it, and GitHub does not read it inside a word as emphasis.
      */
     static String escape(String raw) {
-        String line = Cells.oneLine(raw);
+        String line = TerminalText.line(raw);
         StringBuilder out = new StringBuilder(line.length());
         for (int i = 0; i < line.length(); i++) {
             char c = line.charAt(i);

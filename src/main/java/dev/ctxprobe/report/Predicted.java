@@ -37,16 +37,40 @@ final class Predicted {
                 + (against.isEmpty() ? "" : ": " + against);
     }
 
-    /** How the measured answer lies against the prediction: {@code exact}, {@code +512}, {@code -256}. */
+    /**
+     * How the measured answer lies against the prediction: {@code exact}, {@code +512}, {@code -256} when the search
+     * converged; else what the search did show: {@code +512 or more} (it passed above the prediction), {@code too
+     * high: 65,536 failed}, or why the prediction was not reached ({@code not reached: full range fits})
+     * (docs/results.md#predicted-and-measured).
+     */
     static String against(Frontier f) {
-        if (!has(f) || f.maxOkTarget() == null) {
+        if (!has(f)) {
             return "";
         }
-        long diff = f.maxOkTarget() - f.predicted().target();
-        if (diff == 0) {
-            return "exact";
+        Long diff = difference(f);
+        if (diff != null) {
+            return diff == 0 ? "exact" : (diff > 0 ? "+" : "-") + Cells.tokens(Math.abs(diff));
         }
-        return (diff > 0 ? "+" : "-") + Cells.tokens(Math.abs(diff));
+        long predicted = f.predicted().target();
+        Long ok = f.maxOkTarget();
+        if (ok != null && ok > predicted) {
+            return "+" + Cells.tokens(ok - predicted) + " or more";
+        }
+        if (f.minFailedTarget() != null && f.minFailedTarget() <= predicted) {
+            return "too high: " + Cells.tokens(f.minFailedTarget()) + " failed";
+        }
+        String why = f.stoppedBecause() == null ? "no target above it was tried" : f.stoppedBecause();
+        return "not reached: " + TerminalText.line(why);
+    }
+
+    /**
+     * Measured minus predicted where the search answers it: it converged (a failure above the largest pass, and
+     * nothing stopped it early). A prediction the search did not reach (full range fits, interrupted, above {@code
+     * frontier.max}) is not scored: null, as is any search that did not converge (only a bound is known then).
+     */
+    static Long difference(Frontier f) {
+        boolean converged = f.stoppedBecause() == null && f.minFailedTarget() != null && f.maxOkTarget() != null;
+        return has(f) && converged ? f.maxOkTarget() - f.predicted().target() : null;
     }
 
     /** One table row per answer that has a prediction. */
@@ -54,7 +78,7 @@ final class Predicted {
         return answers.stream()
                 .filter(a -> has(a.frontier()))
                 .map(a -> List.of(
-                        Cells.oneLine(a.label()),
+                        TerminalText.line(a.label()),
                         Cells.tokens(a.frontier().predicted().target()),
                         a.frontier().predicted().bound().label(),
                         Cells.tokens(a.frontier().maxOkTarget()),

@@ -13,8 +13,27 @@ import java.util.Set;
  * One input of a report: the results file as the user named it, with the document read from it.
  *
  * @param source the file's path as given, shown in reports (so they do not depend on where they are made)
+ * @param document the file's document, every measured step with its "% of roofline"
+ * @param label the name the user gave the run ({@code report --label}), which tables and legends use instead of its
+ *     hardware; null for none
  */
-public record ReportInput(String source, ResultDocument document) {
+public record ReportInput(String source, ResultDocument document, String label) {
+
+    /** Steps without a recorded roofline get one from what the file names (docs/results.md, % of roofline). */
+    public ReportInput {
+        document = Rooflines.filled(document);
+        label = label == null || label.isBlank() ? null : label.strip();
+    }
+
+    /** An input named by its hardware, experiment or file. */
+    public ReportInput(String source, ResultDocument document) {
+        this(source, document, null);
+    }
+
+    /** The same input under the name the user gave it. */
+    public ReportInput labelled(String name) {
+        return new ReportInput(source, document, name);
+    }
 
     /** The backends in the order the file first names them (steps, then frontier entries). */
     public List<String> backends() {

@@ -47,6 +47,14 @@ public final class Reports {
         return format.renderer().render(inputs);
     }
 
+    /**
+     * Renders results already read; {@code wide} keeps every column in a text report instead of fitting it to 120
+     * columns (Markdown, HTML and CSV always keep every column).
+     */
+    public static String render(List<ReportInput> inputs, Format format, boolean wide) {
+        return format == Format.TEXT && wide ? new TextReport(true).render(inputs) : render(inputs, format);
+    }
+
     /** Writes the charts of the results as PNG files into {@code dir} (created if needed) and returns them. */
     public static List<Path> writePngs(List<ReportInput> inputs, Path dir) throws IOException {
         List<Path> files = new ArrayList<>();

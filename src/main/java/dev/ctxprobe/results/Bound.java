@@ -21,6 +21,11 @@ public enum Bound {
     ALIGNMENT("the frontier's alignment"),
     /** The command needs more accelerators than the machine has. */
     DEVICES("the device count"),
+    /**
+     * The engine refuses the command at any length (llama.cpp: a quantized V cache without flash attention, a model
+     * file that is no whole GGUF).
+     */
+    ENGINE_REFUSES("a command the engine refuses"),
     /** No limit is known from the inputs there are. */
     UNKNOWN("nothing known");
 

@@ -25,6 +25,11 @@ public enum FailureClass {
     TRUNCATED(true),
     /** prompt_tokens differs from the target for another reason. */
     TOKEN_MISMATCH(true),
+    /**
+     * A concurrency probe's requests were all served with their exact length, but not held at once: queued,
+     * preempted, or more requests than the server has slots (docs/failures.md#not_concurrent).
+     */
+    NOT_CONCURRENT(true),
     /** The server died while serving. */
     SERVER_CRASH(true),
     /** No complete answer within request_s. */

@@ -88,6 +88,11 @@ public final class NewRun {
             fm.put("max_launches", f.maxLaunches());
             fm.put("start", f.start().id());
             c.put("frontier", fm);
+            if (e.sweep().autoConcurrency()) {
+                c.put("concurrency", "auto");
+            } else if (e.sweep().concurrency().size() > 1) {
+                c.put("concurrency", e.sweep().concurrency());
+            }
             if (!e.sweep().curve().isEmpty()) {
                 c.put("curve", e.sweep().curve());
             }
@@ -97,6 +102,9 @@ public final class NewRun {
         t.put("request_s", e.timeouts().request().toMillis() / 1000.0);
         t.put("shutdown_s", e.timeouts().shutdown().toMillis() / 1000.0);
         t.put("queue_s", e.timeouts().queue().toMillis() / 1000.0);
+        t.put("fatal_grace_s", e.timeouts().fatalGrace().toMillis() / 1000.0);
+        t.put("stall_s", e.timeouts().stall().toMillis() / 1000.0);
+        t.put("progress_s", e.timeouts().progress().toMillis() / 1000.0);
         c.put("timeouts", t);
         c.put("verify", load.lenientVerify() ? "lenient" : "strict");
         // Vars a backend sets for itself would be lost in one flat map: they go per backend.
@@ -119,6 +127,13 @@ public final class NewRun {
         }
         if (!own.isEmpty()) {
             c.put("backend_vars", own);
+        }
+        // Each backend's matrix in the file's order, so that reports lay out its grid in the user's order.
+        Map<String, Map<String, List<String>>> matrix = MatrixGrid.orderOf(e.backends().stream()
+                .map(b -> new MatrixGrid.Cell(b.name(), b.params()))
+                .toList());
+        if (!matrix.isEmpty()) {
+            c.put("matrix", matrix);
         }
         return c;
     }

@@ -1,9 +1,9 @@
 package dev.ctxprobe.results;
 
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeMap;
 
 /**
  * What one step measured, the key of a result: the backend (with the values of its cell's parameters, empty while
@@ -11,7 +11,8 @@ import java.util.TreeMap;
  * scenarios carry theirs; resume, the recorder and the reports find steps by it.
  *
  * @param backend the backend's name as the experiment gives it
- * @param params a cell's parameter values by name, sorted by name; empty for a backend without a matrix
+ * @param params a cell's parameter values by name, in the order the experiment names the parameters (equality
+ *     ignores the order); empty for a backend without a matrix
  * @param target the prompt length in tokens
  * @param concurrency the number of requests sent at once, 1 for a single prompt
  */
@@ -19,7 +20,9 @@ public record Point(String backend, Map<String, String> params, long target, int
 
     public Point {
         Objects.requireNonNull(backend, "backend");
-        params = params == null || params.isEmpty() ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(params));
+        params = params == null || params.isEmpty()
+                ? Map.of()
+                : Collections.unmodifiableMap(new LinkedHashMap<>(params));
     }
 
     /** What the points of one search share: the backend's cell and the concurrency; only the length varies. */
@@ -27,7 +30,9 @@ public record Point(String backend, Map<String, String> params, long target, int
 
         public Series {
             Objects.requireNonNull(backend, "backend");
-            params = params == null || params.isEmpty() ? Map.of() : Collections.unmodifiableMap(new TreeMap<>(params));
+            params = params == null || params.isEmpty()
+                    ? Map.of()
+                    : Collections.unmodifiableMap(new LinkedHashMap<>(params));
         }
 
         /** Single prompts to {@code backend}. */

@@ -61,4 +61,49 @@ public record ResultDocument(
                 scenarios.stream().filter(s -> !s.outcome().interrupted()).toList(),
                 frontier);
     }
+
+    /**
+     * The tables of this run's matrix cells (docs/results.md#matrix), parameters and values in the experiment's
+     * order as {@code config.matrix} records it; empty for a run without a matrix.
+     */
+    public List<MatrixGrid> grids() {
+        Map<String, Map<String, String>> cells = new LinkedHashMap<>();
+        scenarios.forEach(s -> {
+            if (!s.params().isEmpty()) {
+                cells.putIfAbsent(s.backend(), s.params());
+            }
+        });
+        frontier.forEach((name, f) -> {
+            if (!f.params().isEmpty()) {
+                cells.putIfAbsent(name, f.params());
+            }
+        });
+        return MatrixGrid.of(
+                cells.entrySet().stream()
+                        .map(c -> new MatrixGrid.Cell(c.getKey(), c.getValue()))
+                        .toList(),
+                matrixOrder());
+    }
+
+    // config.matrix as written; a hand-edited value of another shape orders nothing.
+    private Map<String, Map<String, List<String>>> matrixOrder() {
+        Map<String, Map<String, List<String>>> order = new LinkedHashMap<>();
+        if (!(config.get("matrix") instanceof Map<?, ?> bases)) {
+            return order;
+        }
+        bases.forEach((base, params) -> {
+            if (params instanceof Map<?, ?> ps) {
+                Map<String, List<String>> own = new LinkedHashMap<>();
+                ps.forEach((k, vs) -> {
+                    if (vs instanceof List<?> list) {
+                        own.put(
+                                String.valueOf(k),
+                                list.stream().map(String::valueOf).toList());
+                    }
+                });
+                order.put(String.valueOf(base), own);
+            }
+        });
+        return order;
+    }
 }

@@ -23,6 +23,15 @@ public final class ResultFiles {
     /** The results file's name inside a run folder. */
     public static final String NAME = "results.json";
 
+    /**
+     * The largest results file read (docs/results.md#how-large-a-results-file-may-be): a run of a thousand steps writes a few MiB; a larger
+     * file is refused by its size before it is read, so a report never holds it in memory.
+     */
+    public static final long MAX_BYTES = 64L << 20;
+
+    /** The longest single string a results file may hold, in characters: the parser's own limit refuses more. */
+    public static final int MAX_STRING_CHARS = 8 << 20;
+
     static final JsonMapper MAPPER = JsonMapper.builder()
             .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
             .enable(SerializationFeature.INDENT_OUTPUT)
@@ -37,6 +46,7 @@ public final class ResultFiles {
 
     private static final String TMP_PREFIX = ".results-";
     private static final String TMP_SUFFIX = ".json.tmp";
+    private static final java.util.Random RANDOM = new java.security.SecureRandom();
 
     private ResultFiles() {}
 
@@ -50,7 +60,10 @@ public final class ResultFiles {
         Path dir = file.toAbsolutePath().getParent();
         Files.createDirectories(dir);
         removeStale(dir);
-        Path tmp = Files.createTempFile(dir, TMP_PREFIX, TMP_SUFFIX);
+        // Not Files.createTempFile: its owner-only mode would stay on results.json after the rename, while the
+        // folder's other files (the logs, experiment.yaml, report.html) get the user's umask (docs/results.md).
+        Path tmp = dir.resolve(TMP_PREFIX + java.util.HexFormat.of().toHexDigits(RANDOM.nextLong()) + TMP_SUFFIX);
+        Files.createFile(tmp);
         try {
             // A FileOutputStream, not a FileChannel: a channel closes itself when the writing thread is
             // interrupted, and the partial results of an interrupted run are written exactly then.

@@ -12,8 +12,10 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import tools.jackson.core.JacksonException;
+import tools.jackson.core.StreamReadConstraints;
 import tools.jackson.core.StreamReadFeature;
 import tools.jackson.core.TokenStreamLocation;
+import tools.jackson.core.exc.StreamConstraintsException;
 import tools.jackson.core.json.JsonReadFeature;
 import tools.jackson.databind.DatabindException;
 import tools.jackson.databind.DeserializationFeature;
@@ -35,7 +37,11 @@ import tools.jackson.databind.json.JsonMapper;
  */
 final class ResultReader {
 
-    private static final JsonMapper TREES = JsonMapper.builder()
+    private static final JsonMapper TREES = JsonMapper.builder(tools.jackson.core.json.JsonFactory.builder()
+                    .streamReadConstraints(StreamReadConstraints.builder()
+                            .maxStringLength(ResultFiles.MAX_STRING_CHARS)
+                            .build())
+                    .build())
             // Python's json module writes NaN and Infinity, and the seeds come from Python tools.
             .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS)
             .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION)
@@ -86,6 +92,15 @@ final class ResultReader {
     private static JsonNode tree(Path file, Problems problems) {
         byte[] content;
         try {
+            long size = Files.size(file);
+            if (size > ResultFiles.MAX_BYTES) {
+                problems.add(
+                        "",
+                        String.format(Locale.ROOT, "%,d", size) + " bytes: a results file is at most "
+                                + (ResultFiles.MAX_BYTES >> 20) + " MiB (a run of a thousand steps writes a few MiB);"
+                                + " this is not one ctxprobe wrote");
+                return null;
+            }
             content = Files.readAllBytes(file);
         } catch (NoSuchFileException e) {
             problems.add("", "no such file");
@@ -101,6 +116,14 @@ final class ResultReader {
                 return null;
             }
             return root;
+        } catch (StreamConstraintsException e) {
+            problems.add(
+                    "",
+                    "a string" + position(tooLongAt(content)) + " is longer than "
+                            + String.format(Locale.ROOT, "%,d", ResultFiles.MAX_STRING_CHARS)
+                            + " characters, the most one value of a results file holds; this is not one ctxprobe"
+                            + " wrote");
+            return null;
         } catch (JacksonException e) {
             problems.add(
                     "",
@@ -235,8 +258,29 @@ final class ResultReader {
                 : Double.toString(value);
     }
 
+    // The parser's limit says what, not where; a streaming pass stops where it does.
+    private static TokenStreamLocation tooLongAt(byte[] content) {
+        try (tools.jackson.core.JsonParser p = TREES.createParser(content)) {
+            try {
+                while (p.nextToken() != null) {
+                    if (p.currentToken().isScalarValue()) {
+                        p.getString();
+                    }
+                }
+            } catch (StreamConstraintsException e) {
+                return p.currentTokenLocation();
+            }
+        } catch (JacksonException other) {
+            return null;
+        }
+        return null;
+    }
+
     private static String position(JacksonException e) {
-        TokenStreamLocation at = e.getLocation();
+        return position(e.getLocation());
+    }
+
+    private static String position(TokenStreamLocation at) {
         if (at == null || at.getLineNr() < 0) {
             return "";
         }

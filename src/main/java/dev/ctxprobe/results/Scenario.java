@@ -6,7 +6,6 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.ctxprobe.metrics.StepMetrics;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * One step as written in {@code scenarios}: the seeds' keys first ({@code backend} to {@code error}), then
@@ -22,7 +21,15 @@ import java.util.TreeMap;
  * @param requests the individual requests, warm-ups included
  * @param warnings what ctxprobe noticed before the step's answer, e.g. a stated capacity below the target
  * @param concurrency requests sent at once; 1 in files written before it was recorded (the seeds' too)
- * @param params the values of the backend's matrix cell, written only when the backend has a matrix
+ * @param params the values of the backend's matrix cell in the experiment's order of its parameters, written only
+ *     when the backend has a matrix
+ * @param roofline the measured prefill against the hardware's floor (docs/results.md, "% of roofline"); null when
+ *     the step measured no prefill or the file predates it
+ * @param answer the pass-key check's answer, written only for a backend with {@code check: passkey} whose step
+ *     was served
+ * @param passkeyMs the time the check added to the step (tokenizing, the control), written with {@code answer}
+ * @param engineCount the engine's own count of the requests it ran and queued during a concurrency probe, written
+ *     only for a probe of more than one request whose engine shows one (docs/results.md, "engine_count")
  */
 public record Scenario(
         String backend,
@@ -40,7 +47,11 @@ public record Scenario(
         List<Request> requests,
         List<String> warnings,
         Integer concurrency,
-        @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, String> params) {
+        @JsonInclude(JsonInclude.Include.NON_EMPTY) Map<String, String> params,
+        @JsonInclude(JsonInclude.Include.NON_NULL) Roofline roofline,
+        @JsonInclude(JsonInclude.Include.NON_NULL) PasskeyAnswer answer,
+        @JsonInclude(JsonInclude.Include.NON_NULL) Double passkeyMs,
+        @JsonInclude(JsonInclude.Include.NON_NULL) EngineCount engineCount) {
 
     public Scenario {
         if (outcome == null) {
@@ -51,7 +62,7 @@ public record Scenario(
         concurrency = concurrency == null ? 1 : concurrency;
         params = params == null || params.isEmpty()
                 ? Map.of()
-                : java.util.Collections.unmodifiableMap(new TreeMap<>(params));
+                : java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(params));
     }
 
     /** What this step measured. */
@@ -73,7 +84,15 @@ public record Scenario(
         return new Builder(point(), maxModelLen, serverArgs)
                 .measured(metrics, verification, requests, warnings)
                 .outcome(outcome, error, failure)
-                .server(server, log);
+                .server(server, log)
+                .roofline(roofline)
+                .answer(answer, passkeyMs)
+                .engineCount(engineCount);
+    }
+
+    /** This step with its pass-key answer and the time the check added. */
+    public Scenario withAnswer(PasskeyAnswer a, Double ms) {
+        return toBuilder().answer(a, ms).build();
     }
 
     /** This step as a frontier sees it. */
@@ -95,6 +114,10 @@ public record Scenario(
         private String log;
         private List<Request> requests = List.of();
         private List<String> warnings = List.of();
+        private Roofline roofline;
+        private PasskeyAnswer answer;
+        private Double passkeyMs;
+        private EngineCount engineCount;
 
         private Builder(Point point, long maxModelLen, String serverArgs) {
             this.point = point;
@@ -135,6 +158,31 @@ public record Scenario(
             return this;
         }
 
+        /** The step's prefill against its floor; null for none. */
+        public Builder roofline(Roofline r) {
+            this.roofline = r;
+            return this;
+        }
+
+        /** The pass-key check's answer and the milliseconds it added (both null for a step not checked at all). */
+        public Builder answer(PasskeyAnswer a, Double ms) {
+            this.answer = a;
+            this.passkeyMs = ms;
+            return this;
+        }
+
+        /** What the engine's own count showed during a concurrency probe; null for none. */
+        public Builder engineCount(EngineCount c) {
+            this.engineCount = c;
+            return this;
+        }
+
+        /** The step's warnings, replaced. */
+        public Builder warnings(List<String> w) {
+            this.warnings = w;
+            return this;
+        }
+
         public Scenario build() {
             return new Scenario(
                     point.backend(),
@@ -152,7 +200,11 @@ public record Scenario(
                     requests,
                     warnings,
                     point.concurrency(),
-                    point.params());
+                    point.params(),
+                    roofline,
+                    answer,
+                    passkeyMs,
+                    engineCount);
         }
     }
 
@@ -162,6 +214,8 @@ public record Scenario(
      * @param phase preflight, startup, readiness, warmup, measure or shutdown
      * @param failureClass one failure class id
      * @param evidence the log lines or response body that prove it, at most about ten
+     * @param verdictS for a verdict reached before the server ended or its time ran out (a fatal line, a stall, no
+     *     progress), the seconds from the cause to the verdict; absent for every other failure
      */
     public record Failure(
             String phase,
@@ -169,10 +223,17 @@ public record Scenario(
             String detail,
             List<String> evidence,
             String log,
-            Integer exitCode) {
+            Integer exitCode,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Double verdictS) {
 
         public Failure {
             evidence = evidence == null ? List.of() : List.copyOf(evidence);
+        }
+
+        /** A failure judged when the server ended or a time ran out. */
+        public Failure(
+                String phase, String failureClass, String detail, List<String> evidence, String log, Integer exitCode) {
+            this(phase, failureClass, detail, evidence, log, exitCode, null);
         }
     }
 
@@ -312,6 +373,7 @@ public record Scenario(
      *
      * @param sendMs time to upload the request body, reported apart from TTFT
      * @param result {@code ok} or what went wrong in the client's words
+     * @param cachedTokens prompt tokens the server said it took from its cache; null when it did not say
      */
     public record Request(
             int index,
@@ -322,5 +384,21 @@ public record Scenario(
             Double e2eMs,
             Double sendMs,
             Long promptTokens,
-            Long completionTokens) {}
+            Long completionTokens,
+            @JsonInclude(JsonInclude.Include.NON_NULL) Long cachedTokens) {
+
+        /** A request whose server reported no cached tokens. */
+        public Request(
+                int index,
+                boolean warmup,
+                String result,
+                int status,
+                Double ttftMs,
+                Double e2eMs,
+                Double sendMs,
+                Long promptTokens,
+                Long completionTokens) {
+            this(index, warmup, result, status, ttftMs, e2eMs, sendMs, promptTokens, completionTokens, null);
+        }
+    }
 }

@@ -1,6 +1,7 @@
 package dev.ctxprobe.results;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -20,6 +21,15 @@ import java.util.List;
  * @param trainContextTokens the model's training context (llama.cpp's {@code n_ctx_train})
  * @param vocabSize the model's vocabulary ({@code n_vocab}): prompts use ids inside it
  * @param reducedFrom the context the engine lowered to fit memory from (llama.cpp's {@code -fit}, vLLM's auto-fit)
+ * @param cappedAt llama.cpp: the context a slot was capped at ("exceeds the training context of the model (N) -
+ *     capping"): the training context, times the rope scale under YaRN
+ * @param build llama.cpp: the build the server runs ({@code /props} {@code build_info}, or its log's {@code build}
+ *     line), so that advice names only flags that build has
+ * @param maxConcurrency vLLM's own statement of how many requests of its {@code max_model_len} its KV cache holds
+ *     at once ({@code Maximum concurrency for 32,768 tokens per request: 2.41x}, {@code kv_cache_max_concurrency});
+ *     absent where the engine did not say
+ * @param maxRunningRequests SGLang's cap on the requests it runs together ({@code max_running_requests}); absent
+ *     where the engine did not say
  * @param sources where the numbers came from, e.g. {@code GET /props}, {@code log}
  */
 public record ServedCapacity(
@@ -31,10 +41,44 @@ public record ServedCapacity(
         Long trainContextTokens,
         Integer vocabSize,
         Long reducedFrom,
+        Long cappedAt,
+        Long build,
+        @JsonInclude(JsonInclude.Include.NON_NULL) Double maxConcurrency,
+        @JsonInclude(JsonInclude.Include.NON_NULL) Integer maxRunningRequests,
         List<String> sources) {
 
     /** A step whose server stated nothing. */
-    public static final ServedCapacity NONE = new ServedCapacity(null, null, null, null, null, null, null, null, null);
+    public static final ServedCapacity NONE =
+            new ServedCapacity(null, null, null, null, null, null, null, null, null, null, null);
+
+    /** What a server states without a statement of the requests it holds at once. */
+    public ServedCapacity(
+            Long contextTokens,
+            Long maxPromptTokens,
+            Long kvTokens,
+            Integer slots,
+            Boolean kvUnified,
+            Long trainContextTokens,
+            Integer vocabSize,
+            Long reducedFrom,
+            Long cappedAt,
+            Long build,
+            List<String> sources) {
+        this(
+                contextTokens,
+                maxPromptTokens,
+                kvTokens,
+                slots,
+                kvUnified,
+                trainContextTokens,
+                vocabSize,
+                reducedFrom,
+                cappedAt,
+                build,
+                null,
+                null,
+                sources);
+    }
 
     /** How close below a stated capacity a hung request counts as the hang at capacity. */
     public static final double NEAR = 0.02;
@@ -53,7 +97,11 @@ public record ServedCapacity(
                 && kvUnified == null
                 && trainContextTokens == null
                 && vocabSize == null
-                && reducedFrom == null;
+                && reducedFrom == null
+                && cappedAt == null
+                && build == null
+                && maxConcurrency == null
+                && maxRunningRequests == null;
     }
 
     /** This capacity with {@code other}'s numbers where this one has none; sources of both, in order. */
@@ -69,13 +117,29 @@ public record ServedCapacity(
                 first(trainContextTokens, other.trainContextTokens),
                 first(vocabSize, other.vocabSize),
                 first(reducedFrom, other.reducedFrom),
+                first(cappedAt, other.cappedAt),
+                first(build, other.build),
+                first(maxConcurrency, other.maxConcurrency),
+                first(maxRunningRequests, other.maxRunningRequests),
                 both);
     }
 
     /** This capacity with the longest prompt set, where the engine's rule gives it from the context. */
     public ServedCapacity withMaxPrompt(Long tokens) {
         return new ServedCapacity(
-                contextTokens, tokens, kvTokens, slots, kvUnified, trainContextTokens, vocabSize, reducedFrom, sources);
+                contextTokens,
+                tokens,
+                kvTokens,
+                slots,
+                kvUnified,
+                trainContextTokens,
+                vocabSize,
+                reducedFrom,
+                cappedAt,
+                build,
+                maxConcurrency,
+                maxRunningRequests,
+                sources);
     }
 
     /** The same numbers from one source. */
@@ -92,6 +156,10 @@ public record ServedCapacity(
                 trainContextTokens,
                 vocabSize,
                 reducedFrom,
+                cappedAt,
+                build,
+                maxConcurrency,
+                maxRunningRequests,
                 List.of(source));
     }
 

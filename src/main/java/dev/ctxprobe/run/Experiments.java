@@ -30,7 +30,10 @@ public final class Experiments {
         Set<String> selfSizing = Engines.names().stream()
                 .filter(n -> Engines.profile(n).autoLength() != null)
                 .collect(Collectors.toSet());
-        return new ExperimentLoader(Engines.names(), selfSizing, new ExperimentLoader.LauncherKinds() {
+        Set<String> tokenizing = Engines.names().stream()
+                .filter(n -> Engines.profile(n).tokenizer() != null)
+                .collect(Collectors.toSet());
+        return new ExperimentLoader(Engines.names(), selfSizing, tokenizing, new ExperimentLoader.LauncherKinds() {
             @Override
             public List<String> kinds() {
                 return Launchers.kinds();

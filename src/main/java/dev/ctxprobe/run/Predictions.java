@@ -4,6 +4,7 @@ import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.explore.Plan;
 import dev.ctxprobe.hardware.HardwareProbe;
+import dev.ctxprobe.hardware.HostMemory;
 import dev.ctxprobe.predict.PredictInputs;
 import dev.ctxprobe.predict.Prediction;
 import dev.ctxprobe.predict.Predictor;
@@ -19,11 +20,12 @@ import java.util.Map;
 public final class Predictions {
     private Predictions() {}
 
-    /** {@code given} with this machine's accelerators as the detected hardware. */
+    /** {@code given} with this machine's accelerators as the detected hardware, and its memory. */
     public static PredictInputs onThisMachine(PredictInputs given) {
-        return given.detected() != null
-                ? given
-                : given.withDetected(HardwareProbe.system().hardware());
+        PredictInputs withHost = given.hostMemory() != null ? given : given.withHostMemory(HostMemory.read());
+        return withHost.detected() != null
+                ? withHost
+                : withHost.withDetected(HardwareProbe.system().hardware());
     }
 
     /** Every backend's prediction and the sweep targets the model cannot serve. */

@@ -9,6 +9,7 @@ import dev.ctxprobe.explore.Plan;
 import dev.ctxprobe.hardware.Hardware;
 import dev.ctxprobe.hardware.HardwareProbe;
 import dev.ctxprobe.launch.Launchers;
+import dev.ctxprobe.secrets.Redactor;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -70,6 +71,12 @@ public final class Preflight {
         }
     }
 
+    private static final String LLAMA_SERVER = "llama-server";
+
+    /** Where a clone of ctxprobe gets one (README.md, Tests): its own script, no package installed. */
+    private static final String LLAMA_SERVER_INSTALL = "; in a clone of ctxprobe, .ci/install-llama-server installs"
+            + " Debian's build under ~/.cache/ctxprobe/llama-server (about 3 s) and prints its path";
+
     /**
      * Checks {@code e} (overrides applied) against this machine.
      *
@@ -82,13 +89,19 @@ public final class Preflight {
         boolean anyLocal = false;
         for (Plan.BackendPlan b : Plan.of(e).backends()) {
             Backend backend = b.backend();
+            if (!b.steps().isEmpty()) {
+                shortSecret(backend.name(), b.steps().getFirst().command().secrets())
+                        .ifPresent(warnings::add);
+            }
             if (b.steps().isEmpty() || !backend.launcher().kind().equals(Launchers.DEFAULT_KIND)) {
                 continue;
             }
             anyLocal = true;
             List<String> argv = b.steps().getFirst().command().argv();
             String path = backend.env().getOrDefault("PATH", env.getOrDefault("PATH", ""));
-            program(backend.name(), argv.getFirst(), path).ifPresent(problems::add);
+            program(backend.name(), argv.getFirst(), path)
+                    .map(p -> argv.getFirst().endsWith(LLAMA_SERVER) ? p + LLAMA_SERVER_INSTALL : p)
+                    .ifPresent(problems::add);
             problems.addAll(models(e, backend, argv));
         }
         if (anyLocal) {
@@ -104,6 +117,25 @@ public final class Preflight {
             hardwareMismatch(e.hardware(), hardware.hardware()).ifPresent(warnings::add);
         }
         return new Findings(problems, warnings);
+    }
+
+    /**
+     * A secret of a command too short to be masked in free text (docs/experiment-file.md#keys-in-a-command): the
+     * command shows it masked, but a server log that prints it keeps it, because masking every "1234" of a log would
+     * garble its numbers and words.
+     */
+    private static java.util.Optional<String> shortSecret(String backend, List<String> secrets) {
+        return secrets.stream()
+                .filter(v -> !v.isEmpty() && v.length() < Redactor.MIN_LENGTH)
+                .findFirst()
+                .map(v -> String.format(
+                        Locale.ROOT,
+                        "backend '%s': a secret in its command is %d characters long; it is masked where the command"
+                                + " is shown, but not in the server's log text, where values under %d characters are"
+                                + " left alone (masking them would garble numbers and words): use a longer key",
+                        backend,
+                        v.length(),
+                        Redactor.MIN_LENGTH));
     }
 
     private static java.util.Optional<String> program(String backend, String program, String path) {
@@ -163,6 +195,11 @@ public final class Preflight {
                 if (value != null && !Files.exists(Path.of(value))) {
                     missing.add("backend " + backend.name() + ": the model file " + value + " (" + option
                             + ") does not exist; " + backend.engine() + " reads only local files, so fix the path");
+                } else if (value != null && !gguf(Path.of(value))) {
+                    // What plan already sees ("no GGUF magic"): launched, the server would only fail to load it.
+                    missing.add("backend " + backend.name() + ": the model file " + value + " (" + option
+                            + ") is not a GGUF file (no GGUF magic in its first bytes); " + backend.engine()
+                            + " loads GGUF files only: give the .gguf file (the first part of a split model)");
                 }
             }
         }
@@ -177,10 +214,27 @@ public final class Preflight {
         return List.copyOf(missing);
     }
 
+    /** Whether {@code file} starts with GGUF's magic; a folder or an unreadable file does not. */
+    private static boolean gguf(Path file) {
+        if (!Files.isRegularFile(file)) {
+            return false;
+        }
+        try (java.io.InputStream in = Files.newInputStream(file)) {
+            return java.util.Arrays.equals(
+                    in.readNBytes(4), "GGUF".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        } catch (java.io.IOException unreadable) {
+            return false;
+        }
+    }
+
+    /** What the write test writes: one block, so that a full disk fails it (an empty file fits on one). */
+    static final int WRITE_TEST_BYTES = 4096;
+
     /**
-     * Whether a file can be written in {@code dir}: its nearest existing folder is tried with a file that is deleted
-     * at once, so the answer is the operating system's (a read-only file system, permissions, a file in the way),
-     * and nothing is created where the run would refuse.
+     * Whether a file can be written in {@code dir}: its nearest existing folder is tried with a block of {@link
+     * #WRITE_TEST_BYTES}, forced to the disk and deleted at once, so the answer is the operating system's (a
+     * read-only or full file system, permissions, a file in the way), and nothing is created where the run would
+     * refuse.
      */
     static java.util.Optional<String> writable(Path dir) {
         Path existing = dir.toAbsolutePath().normalize();
@@ -196,7 +250,16 @@ public final class Preflight {
         }
         try {
             Path probe = Files.createTempFile(existing, ".ctxprobe-write-check-", "");
-            Files.delete(probe);
+            try (java.nio.channels.FileChannel f =
+                    java.nio.channels.FileChannel.open(probe, java.nio.file.StandardOpenOption.WRITE)) {
+                java.nio.ByteBuffer block = java.nio.ByteBuffer.allocate(WRITE_TEST_BYTES);
+                while (block.hasRemaining()) {
+                    f.write(block);
+                }
+                f.force(true);
+            } finally {
+                Files.deleteIfExists(probe);
+            }
             return java.util.Optional.empty();
         } catch (IOException e) {
             return java.util.Optional.of("cannot write results to " + dir + ": " + existing + ": " + FileReason.of(e)

@@ -2,6 +2,7 @@ package dev.ctxprobe.run;
 
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.Experiment.Backend;
+import dev.ctxprobe.experiment.ServerCommand;
 import dev.ctxprobe.explore.Exploration;
 import dev.ctxprobe.explore.Plan;
 import dev.ctxprobe.explore.RunListener;
@@ -72,7 +73,8 @@ public record Run(
         preflight(e, out);
         OffsetDateTime started = OffsetDateTime.now(ZoneOffset.UTC);
         java.util.List<String> found = new java.util.ArrayList<>();
-        try (RunFolder folder = RunFolder.create(out, e, text, started, found)) {
+        // The copy --resume reads: a key written in a command is masked in it too (docs/experiment-file.md#secrets).
+        try (RunFolder folder = RunFolder.create(out, e, redactor(e).mask(text), started, found)) {
             found.forEach(notices);
             ResultDocument doc = NewRun.document(
                     e,
@@ -87,7 +89,18 @@ public record Run(
                             (file == null ? Experiments.DEMO : file).toString(),
                             Provenance.pythonEnv(System.getenv()),
                             file == null ? new Provenance.Git("", "clean") : Provenance.git(file)));
-            return explore(folder, e, doc);
+            Recorder recorder;
+            try {
+                recorder = new Recorder(folder.resultsFile(), doc, redactor(e));
+            } catch (Recorder.NotSaved noRoom) {
+                // Before the first step: nothing is lost, and nothing may be left that --resume would refuse.
+                folder.discard();
+                throw new RunFolder.Refused(
+                        noRoom.getMessage().replace("; the file still holds the last step saved", "")
+                                + "; nothing was launched and the run folder was removed: free some space or give"
+                                + " another --out");
+            }
+            return explore(folder, e, recorder);
         }
     }
 
@@ -97,7 +110,14 @@ public record Run(
         preflight(e, folder.dir());
         ResultDocument doc = folder.results();
         try (PortLocks ports = PortLocks.acquire(e, folder.dir())) {
-            return explore(folder, e, doc.withMetadata(doc.metadata().finished(null)));
+            return explore(
+                    folder,
+                    e,
+                    new Recorder(
+                            folder.resultsFile(),
+                            doc.withMetadata(doc.metadata().finished(null)),
+                            redactor(e)),
+                    doc);
         }
     }
 
@@ -111,9 +131,17 @@ public record Run(
         }
     }
 
-    private Result explore(RunFolder folder, Experiment e, ResultDocument start) throws Exploration.ResumeMismatch {
+    private Result explore(RunFolder folder, Experiment e, Recorder recorder) throws Exploration.ResumeMismatch {
+        return explore(folder, e, recorder, null);
+    }
+
+    /**
+     * @param resumed the document a {@code --resume} started from, or null for a new run: a finished run that had no
+     *     step left keeps its {@code finished_at} (docs/results.md), and the user hears that nothing was left to run
+     */
+    private Result explore(RunFolder folder, Experiment e, Recorder recorder, ResultDocument resumed)
+            throws Exploration.ResumeMismatch {
         Redactor redactor = redactor(e);
-        Recorder recorder = new Recorder(folder.resultsFile(), start, redactor);
         listener.runStarted(e.name(), folder.dir());
         // Backends explored at once ask for their launchers from their own threads.
         Map<Experiment.Launcher, Launcher> launchers = new ConcurrentHashMap<>();
@@ -150,7 +178,15 @@ public record Run(
         finishing.run();
         Thread.interrupted();
         ResultDocument doc = recorder.document();
-        if (ending == Ending.COMPLETED) {
+        boolean nothingRan = resumed != null
+                && resumed.metadata().finishedAt() != null
+                && doc.scenarios().size() == resumed.scenarios().size();
+        if (ending == Ending.COMPLETED && nothingRan) {
+            doc = recorder.update(
+                    d -> d.withMetadata(d.metadata().finished(resumed.metadata().finishedAt())));
+            notices.accept("nothing left to run: every step of " + folder.dir() + " was done when it finished at "
+                    + resumed.metadata().finishedAt() + "; its results are unchanged");
+        } else if (ending == Ending.COMPLETED) {
             doc = recorder.update(
                     d -> d.withMetadata(d.metadata().finished(NewRun.timestamp(OffsetDateTime.now(ZoneOffset.UTC)))));
         }
@@ -185,7 +221,11 @@ public record Run(
         envs.add(System.getenv());
         envs.add(e.env());
         e.backends().forEach(b -> envs.add(b.env()));
-        return Redactor.of(e.secretNames(), envs);
+        java.util.List<String> inCommands = new java.util.ArrayList<>();
+        e.backends()
+                .forEach(
+                        b -> inCommands.addAll(ServerCommand.resolve(e, b, 0, 0).secrets()));
+        return Redactor.of(e.secretNames(), envs).with(inCommands);
     }
 
     /** The plan with each backend's predicted frontier: where a {@code start: plan} search begins. */

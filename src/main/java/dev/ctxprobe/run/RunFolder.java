@@ -2,6 +2,7 @@ package dev.ctxprobe.run;
 
 import dev.ctxprobe.experiment.Experiment;
 import dev.ctxprobe.experiment.ExperimentError;
+import dev.ctxprobe.experiment.ExperimentLoader;
 import dev.ctxprobe.explore.StepLogs;
 import dev.ctxprobe.launch.Launchers;
 import dev.ctxprobe.launch.Ledger;
@@ -10,6 +11,7 @@ import dev.ctxprobe.results.NewRun;
 import dev.ctxprobe.results.Point;
 import dev.ctxprobe.results.ResultDocument;
 import dev.ctxprobe.results.ResultFiles;
+import dev.ctxprobe.secrets.Redactor;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
@@ -37,6 +39,8 @@ public final class RunFolder implements AutoCloseable, StepLogs {
     private final Ledger ledger;
     /** The fixed ports held for a new run; a resumed run holds its own once its experiment is read. */
     private PortLocks ports;
+    /** Whether creating this new run's folder made its experiment's folder too. */
+    private boolean newExperimentDir;
 
     private RunFolder(Path dir, RunLock lock, RunLock experimentLock) {
         this.dir = dir;
@@ -87,26 +91,65 @@ public final class RunFolder implements AutoCloseable, StepLogs {
         for (int n = 2; Files.exists(dir); n++) {
             dir = experimentDir.resolve(id + "-" + n);
         }
+        boolean newExperimentDir = !Files.exists(experimentDir);
         RunLock experimentLock = lockExperiment(experimentDir, e.name(), dir);
         PortLocks ports = null;
+        RunLock lock = null;
+        boolean created = false;
         try {
             ports = PortLocks.acquire(e, experimentDir);
             notices.addAll(stopLeftoversOfEarlierRuns(experimentDir));
             Files.createDirectories(dir.resolve("logs"));
-            RunLock lock = RunLock.tryAcquire(dir);
+            created = true;
+            lock = RunLock.tryAcquire(dir);
             if (lock == null) {
+                created = false;
                 throw new Refused("another ctxprobe took " + dir + " at the same moment; run again");
             }
             Files.writeString(dir.resolve(EXPERIMENT_COPY), experimentText, StandardCharsets.UTF_8);
             RunFolder folder = new RunFolder(dir, lock, experimentLock);
             folder.ports = ports;
+            folder.newExperimentDir = newExperimentDir;
             return folder;
         } catch (IOException | Refused | RuntimeException failed) {
+            // A folder that --resume would refuse (a full disk, no experiment.yaml) must not be left behind.
+            if (created) {
+                remove(dir, newExperimentDir);
+            }
+            if (lock != null) {
+                lock.close();
+            }
             if (ports != null) {
                 ports.close();
             }
             experimentLock.close();
             throw failed;
+        }
+    }
+
+    /**
+     * Removes this new run's folder (and its experiment's folder, when this run made it and nothing else is in
+     * it): a run that could not save its first results leaves nothing that {@code --resume} would refuse
+     * (docs/experiment-file.md#checked-on-the-machine-before-the-first-launch). Call it before {@link #close()}.
+     */
+    public void discard() {
+        remove(dir, newExperimentDir);
+    }
+
+    private static void remove(Path dir, boolean withExperimentDir) {
+        try (java.util.stream.Stream<Path> walk = Files.walk(dir)) {
+            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> {
+                try {
+                    Files.deleteIfExists(p);
+                } catch (IOException ignored) {
+                    // What cannot be removed stays; the message that follows names the folder.
+                }
+            });
+            if (withExperimentDir) {
+                Files.deleteIfExists(dir.getParent());
+            }
+        } catch (IOException | java.io.UncheckedIOException ignored) {
+            // As above: a folder not empty (another run's) or not removable stays.
         }
     }
 
@@ -158,7 +201,18 @@ public final class RunFolder implements AutoCloseable, StepLogs {
      */
     public Experiment experiment() throws ExperimentError, IOException, Refused {
         Path copy = dir.resolve(EXPERIMENT_COPY);
-        Experiment e = Experiments.loader().parse(copy, Files.readString(copy, StandardCharsets.UTF_8));
+        if (Files.size(copy) > ExperimentLoader.MAX_FILE_BYTES) {
+            throw new Refused(copy + ": " + ExperimentLoader.tooLarge(Files.size(copy)));
+        }
+        String text = Files.readString(copy, StandardCharsets.UTF_8);
+        // The copy never holds a secret written literally (docs/experiment-file.md#secrets): launching with the
+        // mask in its place would fail every step, so the user puts it back, best as {env:NAME}.
+        if (text.contains(Redactor.MASK)) {
+            throw new Refused(copy + " holds " + Redactor.MASK + " where the experiment wrote a secret (a key in a"
+                    + " command or an env value), which a run folder never keeps: put {env:NAME} in its place, NAME"
+                    + " a variable of ctxprobe's environment that holds the secret, then resume again");
+        }
+        Experiment e = Experiments.loader().parse(copy, text);
         ResultDocument doc = results();
         try {
             if (doc.config().get("strategy") instanceof String s) {
@@ -243,10 +297,15 @@ public final class RunFolder implements AutoCloseable, StepLogs {
         return notices;
     }
 
+    /** Ends the run's hold: the servers file goes when it names no server, the lock file goes with the lock. */
     @Override
     public void close() throws IOException {
         try {
-            lock.close();
+            try {
+                ledger.removeIfEmpty();
+            } finally {
+                lock.closeAndRemove();
+            }
         } finally {
             if (ports != null) {
                 ports.close();

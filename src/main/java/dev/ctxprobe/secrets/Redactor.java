@@ -17,7 +17,7 @@ import java.util.Set;
  */
 public final class Redactor {
     /** What a secret value is replaced by. */
-    public static final String MASK = "***";
+    public static final String MASK = "<masked>";
 
     /** Shorter values are not masked; no real key is this short. */
     public static final int MIN_LENGTH = 6;
@@ -61,6 +61,16 @@ public final class Redactor {
                 }
             });
         }
+        return found.isEmpty() ? NONE : new Redactor(found);
+    }
+
+    /**
+     * This redactor masking {@code more} as well: the values of {@code {env:NAME}} placeholders and of secret-carrying
+     * flags ({@link SecretFlags}) in the commands.
+     */
+    public Redactor with(Collection<String> more) {
+        List<String> found = new ArrayList<>(values);
+        more.stream().filter(v -> v != null && v.length() >= MIN_LENGTH).forEach(found::add);
         return found.isEmpty() ? NONE : new Redactor(found);
     }
 

@@ -1,6 +1,8 @@
 package dev.ctxprobe.launch.slurm;
 
+import dev.ctxprobe.secrets.Redactor;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -25,11 +27,27 @@ final class BatchScript {
     private BatchScript() {}
 
     /**
+     * A batch script and the secrets it reads from its job's environment.
+     *
+     * @param text the script, which holds no secret value
+     * @param secrets what {@code sbatch}'s environment must carry for the script: each {@code CTXPROBE_SECRET_<n>}
+     *     variable and the word or value it stands for
+     */
+    record Written(String text, Map<String, String> secrets) {}
+
+    /** The variables that carry secret words into the job, numbered from 1. */
+    static final String SECRET_PREFIX = "CTXPROBE_SECRET_";
+
+    /**
      * @param argv the engine's command; per-node placeholders as written
      * @param log task 0's log, an absolute path on the filesystem the nodes share
      * @param distPort the value of {@code {dist_port}}
+     * @param redactor finds the secret values: a word of the command or a value of {@code env} that holds one is not
+     *     written into the script, but read from a variable of the job's environment (docs/slurm.md#secrets)
      */
-    static String of(String jobName, List<String> argv, Map<String, String> env, Path log, int distPort) {
+    static Written of(
+            String jobName, List<String> argv, Map<String, String> env, Path log, int distPort, Redactor redactor) {
+        Map<String, String> secrets = new LinkedHashMap<>();
         StringBuilder task = new StringBuilder();
         String rankLog = rankLogStem(log);
         task.append("if [ \"$SLURM_PROCID\" = 0 ]; then exec >")
@@ -39,19 +57,47 @@ final class BatchScript {
                 .append("\"$SLURM_PROCID\"")
                 .append(quote(".log"))
                 .append(" 2>&1; fi\n");
-        env.forEach((k, v) ->
-                task.append("export ").append(k).append('=').append(quote(v)).append('\n'));
+        env.forEach((k, v) -> task.append("export ")
+                .append(k)
+                .append('=')
+                .append(redactor.finds(v) ? secret(secrets, v) : quote(v))
+                .append('\n'));
         task.append("exec");
         for (String word : argv) {
-            task.append(' ').append(word(word.replace("{dist_port}", Integer.toString(distPort))));
+            String w = word.replace("{dist_port}", Integer.toString(distPort));
+            task.append(' ').append(redactor.finds(w) ? secret(secrets, w) : word(w));
         }
         task.append('\n');
-        return "#!/bin/sh\n"
-                + "# Written by ctxprobe for the job " + jobName + ": the engine runs as one srun step, one task per\n"
-                + "# node; task 0 (on the first node) serves HTTP. Each task writes its output into its own log.\n"
-                + "CTXPROBE_HEAD_HOST=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
-                + "export CTXPROBE_HEAD_HOST\n"
-                + "exec srun --kill-on-bad-exit=1 /bin/sh -c " + quote(task.toString()) + "\n";
+        StringBuilder script = new StringBuilder("#!/bin/sh\n")
+                .append("# Written by ctxprobe for the job ")
+                .append(jobName)
+                .append(": the engine runs as one srun step, one task per\n")
+                .append(
+                        "# node; task 0 (on the first node) serves HTTP. Each task writes its output into its own log.\n");
+        if (!secrets.isEmpty()) {
+            script.append("# The command's secrets come from the job's environment, never from this file.\n");
+            for (String name : secrets.keySet()) {
+                script.append("if [ -z \"${")
+                        .append(name)
+                        .append("+set}\" ]; then echo 'ctxprobe: ")
+                        .append(name)
+                        .append(" is not in the job'\\''s environment: sbatch --export must pass it (ALL, the")
+                        .append(" default)' >&2; exit 1; fi\n");
+            }
+        }
+        script.append("CTXPROBE_HEAD_HOST=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n")
+                .append("export CTXPROBE_HEAD_HOST\n")
+                .append("exec srun --kill-on-bad-exit=1 /bin/sh -c ")
+                .append(quote(task.toString()))
+                .append('\n');
+        return new Written(script.toString(), secrets);
+    }
+
+    // A variable of the job's environment holding `value`, as the task's shell reads it.
+    private static String secret(Map<String, String> secrets, String value) {
+        String name = SECRET_PREFIX + (secrets.size() + 1);
+        secrets.put(name, value);
+        return "\"$" + name + "\"";
     }
 
     /** The log of task {@code rank} (0 writes the step's own log). */

@@ -2,6 +2,7 @@ package dev.ctxprobe.launch.slurm;
 
 import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.results.Ended;
+import dev.ctxprobe.results.FailureClass;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -92,6 +93,30 @@ record JobInfo(Map<String, String> fields) {
 
     boolean waiting() {
         return WAITING.contains(state());
+    }
+
+    /**
+     * For a waiting job that cannot start without someone's action, the class of that verdict: {@code
+     * submit_rejected} for an account or QOS the job may not use, {@code cluster_ended} for a job held (by a user, an
+     * administrator, or Slurm after its launch failed: {@code launch_failed_requeued_held}) or waiting on a
+     * dependency that can never be satisfied; null for a job that may still start (squeue's man page, "JOB REASON
+     * CODES").
+     */
+    FailureClass neverStarts() {
+        if (!waiting()) {
+            return null;
+        }
+        String r = reason();
+        if (r.startsWith("InvalidAccount") || r.startsWith("InvalidQOS")) {
+            return FailureClass.SUBMIT_REJECTED;
+        }
+        if (state().equals("REQUEUE_HOLD")
+                || r.startsWith("JobHeld")
+                || r.startsWith("launch_failed")
+                || r.startsWith("DependencyNeverSatisfied")) {
+            return FailureClass.CLUSTER_ENDED;
+        }
+        return null;
     }
 
     /**

@@ -4,6 +4,7 @@ import dev.ctxprobe.hardware.CommandResult;
 import dev.ctxprobe.hardware.ProcessCommandRunner;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -25,6 +26,11 @@ final class Slurm {
     /** Runs one Slurm command to its end (at most 30 s); never throws. */
     static CommandResult run(List<String> argv) {
         return RUNNER.run(argv);
+    }
+
+    /** As {@link #run(List)}, with {@code env} added to the command's environment. */
+    static CommandResult run(List<String> argv, Map<String, String> env) {
+        return RUNNER.run(argv, env);
     }
 
     /** The job as the controller holds it now; empty when it holds none by that id. */

@@ -18,6 +18,7 @@ import dev.ctxprobe.launch.StopReport;
 import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.results.Ended;
 import dev.ctxprobe.results.FailureClass;
+import dev.ctxprobe.secrets.Redactor;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -65,13 +66,17 @@ public final class SlurmLauncher implements Launcher {
     private final Ledger ledger;
     private final Path runDir;
     private final SlurmOptions options;
+    /** Finds the secrets the batch scripts must not hold (docs/slurm.md#secrets). */
+    private final Redactor redactor;
+
     private final Set<Job> live = ConcurrentHashMap.newKeySet();
     private volatile Duration killWait;
 
-    SlurmLauncher(Ledger ledger, Path runDir, SlurmOptions options) {
+    SlurmLauncher(Ledger ledger, Path runDir, SlurmOptions options, Redactor redactor) {
         this.ledger = ledger;
         this.runDir = runDir;
         this.options = options;
+        this.redactor = redactor;
     }
 
     /** Nothing to check on this machine: ports and accelerators are on the node the cluster chooses. */
@@ -87,10 +92,10 @@ public final class SlurmLauncher implements Launcher {
         Path script = Path.of(stem(log) + ".sbatch.sh");
         Path batchLog = Path.of(stem(log) + ".slurm.log");
         List<String> argv = SelfCommand.expand(spec.argv());
+        BatchScript.Written batch = BatchScript.of(name, argv, spec.env(), log, Ports.free(), redactor);
         try {
             Files.createDirectories(log.getParent());
-            Files.writeString(
-                    script, BatchScript.of(name, argv, spec.env(), log, Ports.free()), StandardCharsets.UTF_8);
+            Files.writeString(script, batch.text(), StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new LaunchException(
                     new Refusal(
@@ -104,7 +109,8 @@ public final class SlurmLauncher implements Launcher {
         sbatch.addAll(options.sbatchArgs());
         sbatch.add(script.toString());
         long submitted = System.nanoTime();
-        CommandResult r = Slurm.run(sbatch);
+        // The secrets travel in sbatch's environment, which the job inherits (--export=ALL, sbatch's default).
+        CommandResult r = Slurm.run(sbatch, batch.secrets());
         String id = r.succeeded() ? r.stdout().strip().split(";")[0] : "";
         if (!id.matches("\\d+")) {
             throw new LaunchException(rejected(r), null);
@@ -179,6 +185,9 @@ public final class SlurmLauncher implements Launcher {
 
         private final Object wake = new Object();
         private volatile JobInfo last;
+
+        /** When the watcher first saw the job in a state it cannot start from; -1 while it has not. */
+        private volatile long neverStartsSince = -1;
         /** Why the controller did not answer the last question, while it does not. */
         private volatile String unanswered;
 
@@ -208,6 +217,9 @@ public final class SlurmLauncher implements Launcher {
                 Slurm.Answer a = Slurm.job(id);
                 if (a.job() != null) {
                     JobInfo j = a.job();
+                    if (neverStartsSince < 0 && j.neverStarts() != null) {
+                        neverStartsSince = System.nanoTime();
+                    }
                     last = j;
                     unanswered = null;
                     if (runningNanos < 0 && !j.waiting() && !(j.ended() && j.batchHost() == null)) {
@@ -332,6 +344,22 @@ public final class SlurmLauncher implements Launcher {
                     return new Readiness.Exited(sinceStart(), ended.join());
                 }
                 long running = runningNanos;
+                JobInfo seen = last;
+                if (running < 0 && seen != null && seen.neverStarts() != null) {
+                    return new Readiness.Refused(
+                            queued(),
+                            new Refusal(
+                                    seen.neverStarts(),
+                                    "the cluster holds the job where it cannot start without someone's action ("
+                                            + seen.state() + ", reason " + seen.reason() + "); "
+                                            + (seen.neverStarts() == FailureClass.SUBMIT_REJECTED
+                                                    ? "check launcher.account and launcher.qos"
+                                                    : "release it (scontrol release " + id + ") or see 'scontrol"
+                                                            + " show job " + id + "'; it was cancelled")
+                                            + " (this says nothing about length)",
+                                    List.of("job state " + seen.state() + ", reason " + seen.reason())),
+                            Duration.ofNanos(System.nanoTime() - neverStartsSince));
+                }
                 if (running < 0) {
                     if (System.nanoTime() - submittedNanos > spec.queueTimeout().toNanos()) {
                         JobInfo j = last;
@@ -485,7 +513,7 @@ public final class SlurmLauncher implements Launcher {
 
         @Override
         public Launcher create(LaunchContext context, Map<String, Object> options) {
-            return new SlurmLauncher(context.ledger(), context.runDir(), SlurmOptions.of(options));
+            return new SlurmLauncher(context.ledger(), context.runDir(), SlurmOptions.of(options), context.redactor());
         }
 
         @Override
