@@ -18,7 +18,7 @@ import java.util.stream.Stream;
 public final class Bench {
 
     static final String USAGE = """
-            usage: bench/run timing|memory|economy|overhead|all ... [options]
+            usage: bench/run timing|memory|economy|overhead|faults|all ... [options]
               --reps N          repetitions: timing rounds per concurrency (each client a fresh process per round)
                                 and requests per long prompt, overhead launches (default 5)
               --streams LIST    timing concurrencies (default 1,64,1000)
@@ -26,6 +26,7 @@ public final class Bench {
               --events N        timing events per stream (default 8)
               --xmx SIZE        memory: also run ./ctxprobe with CTXPROBE_JAVA_OPTS=-XmxSIZE
               --no-embedded     economy: skip the embedded-engine (demo) runs
+            faults: --reps N steps per fault (fatal line then hang, silent stall, hang at capacity), cause to verdict
             """;
 
     private Bench() {}
@@ -45,7 +46,7 @@ public final class Bench {
             String arg = args[i];
             try {
                 switch (arg) {
-                    case "timing", "memory", "economy", "overhead" -> names.add(args[i]);
+                    case "timing", "memory", "economy", "overhead", "faults" -> names.add(args[i]);
                     case "all" -> names.addAll(List.of("timing", "memory", "economy", "overhead"));
                     case "--reps" -> reps = Integer.parseInt(value(args, ++i));
                     case "--streams" -> streams = ints(value(args, ++i));
@@ -74,6 +75,7 @@ public final class Bench {
                 case "memory" -> MemoryBench.run(options);
                 case "economy" -> EconomyBench.run(options);
                 case "overhead" -> OverheadBench.run(options);
+                case "faults" -> FaultsBench.run(options);
                 default -> throw new IllegalStateException(name);
             };
             figures.addAll(got);

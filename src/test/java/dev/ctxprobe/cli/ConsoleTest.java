@@ -49,7 +49,7 @@ class ConsoleTest {
     void withoutATerminalAPlainLineComesAfterEach30sOfOnePhase() throws Exception {
         Path log = Files.writeString(dir.resolve("s.log"), "INFO 07-08 14:35:01 [core.py:1] Loading weights\n");
         Console c = new Console(out, new Console.Style(false, false, false, false), 0, now::get);
-        c.stepStarting("vllm", 65_536, 66_560);
+        c.stepStarting("vllm", 65_536, 1, 66_560);
         c.stepPhase("vllm", 65_536, StepPhase.QUEUED, null);
         advance(1);
         c.stepPhase("vllm", 65_536, StepPhase.LOADING, log);
@@ -76,10 +76,10 @@ class ConsoleTest {
     @Test
     void stepsAreNumberedAlikeWhenTheyStartAndWhenTheyEnd() {
         Console c = new Console(out, new Console.Style(false, true, false, false), 0, now::get);
-        c.stepStarting("vllm", 1000, 2024);
+        c.stepStarting("vllm", 1000, 1, 2024);
         Scenario first = failed(1000);
         c.stepFinished(first, docWith(first));
-        c.stepStarting("vllm", 2000, 3024);
+        c.stepStarting("vllm", 2000, 1, 3024);
         Scenario second = failed(2000);
         c.stepFinished(second, docWith(first, second));
         assertThat(printed().lines().filter(l -> l.startsWith("[")))
@@ -93,7 +93,7 @@ class ConsoleTest {
     @Test
     void onATerminalTheLineIsRedrawnInPlaceAndFinishedThere() {
         Console c = new Console(out, new Console.Style(false, false, true, false), 0, now::get);
-        c.stepStarting("vllm", 1000, 2024);
+        c.stepStarting("vllm", 1000, 1, 2024);
         c.stepPhase("vllm", 1000, StepPhase.LOADING, null);
         advance(3);
         c.tick();
@@ -114,8 +114,8 @@ class ConsoleTest {
     @Test
     void withBackendsAtOnceEachLiveStepHasItsLineBelowTheFinishedOnes() {
         Console c = new Console(out, new Console.Style(false, false, true, true), 0, now::get);
-        c.stepStarting("vllm", 1000, 2024);
-        c.stepStarting("sglang", 4000, 5024);
+        c.stepStarting("vllm", 1000, 1, 2024);
+        c.stepStarting("sglang", 4000, 1, 5024);
         c.stepPhase("sglang", 4000, StepPhase.LOADING, null);
         advance(2);
         c.tick();
@@ -137,9 +137,33 @@ class ConsoleTest {
     }
 
     @Test
+    void aProbeOfTheCapacityMapNamesItsRequestsAtOnceWhereverItsTargetIs() {
+        Console c = new Console(out, new Console.Style(false, true, true, false), 0, now::get);
+        c.stepStarting("vllm", 4096, 2, 5120);
+        c.stepPhase("vllm", 4096, StepPhase.DECODING, null);
+        advance(1);
+        c.tick();
+        Scenario done = Scenario.builder(new dev.ctxprobe.results.Point("vllm", null, 4096, 2), 5120, "vllm serve")
+                .outcome(Outcome.failed(FailureClass.NOT_CONCURRENT), "not_concurrent: queued", null)
+                .build();
+        c.stepFinished(done, docWith(done));
+        assertThat(printed())
+                .startsWith("[1] vllm 4,096 x2 tokens: starting (max_model_len 5,120)\n")
+                .contains("\r[1] vllm          4,096 x2  / starting 0 s\u001B[K")
+                .contains("\r[1] vllm          4,096 x2  - decoding 1 s\u001B[K")
+                .endsWith("[1] vllm          4,096 x2  FAIL  not_concurrent: queued\n");
+    }
+
+    @Test
+    void aSinglePromptsLineIsAsBeforeTheMap() {
+        assertThat(Console.stepLine(3, failed(4096)))
+                .isEqualTo("[3] vllm             4,096  FAIL  startup_timeout: not ready after 30 s");
+    }
+
+    @Test
     void quietPrintsNoProgress() {
         Console c = new Console(out, new Console.Style(true, false, true, false), 0, now::get);
-        c.stepStarting("vllm", 1000, 2024);
+        c.stepStarting("vllm", 1000, 1, 2024);
         c.stepPhase("vllm", 1000, StepPhase.LOADING, null);
         advance(60);
         c.tick();

@@ -37,6 +37,7 @@ class EngineVersionsIT {
                 "b4748_shift|llamacpp|--mode llamacpp --build b4748 -np 2",
                 "b4748_kv|llamacpp|--mode llamacpp --build b4748 --capacity 500",
                 "b11669_slots|llamacpp|--mode llamacpp -np 2",
+                "b4748_beyond|llamacpp|--mode llamacpp --build b4748 --n-ctx-train 512",
                 "vllm_old|vllm|--capacity 500",
                 "vllm_new|vllm|--build new --capacity 500"));
 
@@ -51,6 +52,13 @@ class EngineVersionsIT {
         assertThat(stream.get("server").get("stopped_cleanly").asBoolean()).isTrue();
         assertThat(stream.get("server").get("ended").get("signal").asInt()).isEqualTo(6);
         assertThat(stream.get("server").get("ended").get("reason").asString()).isEqualTo("stopped");
+
+        // b4748 serves past the training context of 512 without a cap: served, with the warning that says so.
+        JsonNode beyond = steps.get("b4748_beyond");
+        assertThat(beyond.get("outcome").asString()).as(beyond.toString()).isEqualTo("ok");
+        assertThat(beyond.get("warnings").toString())
+                .contains("served beyond the model's training context of 512 tokens (n_ctx_train) without rope"
+                        + " scaling");
 
         JsonNode shifted = steps.get("b4748_shift");
         assertThat(shifted.get("outcome").asString()).as(shifted.toString()).isEqualTo("truncated");
@@ -67,7 +75,7 @@ class EngineVersionsIT {
         JsonNode slots = steps.get("b11669_slots");
         assertThat(slots.get("outcome").asString()).isEqualTo("request_rejected");
         assertThat(slots.get("failure").get("detail").asString())
-                .contains("(limit 768 tokens)")
+                .contains("(the longest prompt it takes is 767 tokens)")
                 .contains("each of the 2 slots holds 768 tokens");
 
         for (String name : List.of("vllm_old", "vllm_new")) {

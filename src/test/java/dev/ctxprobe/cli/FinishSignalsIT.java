@@ -109,7 +109,9 @@ class FinishSignalsIT {
         }
         System.out.println("signals during the final save and report: " + sent);
         assertThat(sent).isPositive();
-        JsonNode doc = finished(130);
+        // 130 for the signals handled in Java; 143 when the last TERM came in the window where the signals are back
+        // at their defaults and end the process by SIGTERM itself (README.md#commands). Never 0.
+        JsonNode doc = finished(130, 143);
         assertThat(doc.get("metadata").get("finished_at").isNull()).isFalse();
         assertThat(doc.get("frontier").get("engine").get("max_ok_target").asLong())
                 .isEqualTo(1000);
@@ -137,11 +139,11 @@ class FinishSignalsIT {
                 .orElse(false);
     }
 
-    // ctxprobe exits with the code, its report is whole, and its results are what it returns.
-    private JsonNode finished(int code) throws Exception {
+    // ctxprobe exits with one of the codes, its report is whole, and its results are what it returns.
+    private JsonNode finished(Integer... codes) throws Exception {
         assertThat(ctxprobe.waitFor(60, TimeUnit.SECONDS)).as("ctxprobe exits").isTrue();
         String output = Files.readString(dir.resolve("ctxprobe.log"));
-        assertThat(ctxprobe.exitValue()).as(output).isEqualTo(code);
+        assertThat(ctxprobe.exitValue()).as(output).isIn((Object[]) codes);
         Path runDir = FaultRuns.runDir(
                         dir.resolve("out"),
                         Files.list(dir.resolve("out"))
@@ -154,7 +156,9 @@ class FinishSignalsIT {
         assertThat(Files.readString(runDir.resolve("report.html"))).contains("</html>");
         JsonNode doc = FaultRuns.results(runDir);
         assertThat(doc.get("frontier")).as("the frontier section").isNotNull();
-        assertThat(Files.readString(runDir.resolve("servers.pid"))).isBlank();
+        assertThat(runDir.resolve("servers.pid"))
+                .as("no live group is left to name")
+                .doesNotExist();
         return doc;
     }
 }

@@ -241,8 +241,9 @@ class FirstRunsIT {
                 .filter(f -> f.text().startsWith("[1] vllm") && f.text().contains(" loading for 30 s: "))
                 .findFirst()
                 .orElseThrow(() -> new AssertionError("no plain progress line in:\n" + out.raw()));
-        // The loading phase starts right after the header: its line is due 30 s later, and at most 31 s.
-        assertThat(seconds(progress.nanos() - header.nanos())).isBetween(29.0, 31.0);
+        // The loading phase starts right after the header: its line is due 30 s later. The slack above is for a
+        // loaded machine (31.2 s seen on CI's 2 cores at load 11); a line every 10 s or never would fall outside.
+        assertThat(seconds(progress.nanos() - header.nanos())).isBetween(29.0, 34.0);
         assertThat(progress.text())
                 .containsPattern(
                         "loading for 30 s: Capturing CUDA graphs \\(mixed prefill-decode, PIECEWISE\\): +\\d+%");

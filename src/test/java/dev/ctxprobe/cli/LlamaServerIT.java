@@ -11,8 +11,11 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -126,6 +129,71 @@ class LlamaServerIT {
     }
 
     /**
+     * A server that rejects its arguments exits within milliseconds, often before its last line has left the pipe:
+     * 50 such launches while this JVM keeps every core busy must all be judged from the whole log.
+     */
+    @Test
+    void fiftyFastExitsUnderLoadAreEachJudgedFromTheirWholeLog() throws Exception {
+        String targets =
+                IntStream.range(0, 25).mapToObj(i -> Integer.toString(1000 + i)).collect(Collectors.joining(", "));
+        AtomicBoolean busy = new AtomicBoolean(true);
+        List<Thread> load = new ArrayList<>();
+        for (int i = 0; i < 2 * Runtime.getRuntime().availableProcessors(); i++) {
+            load.add(Thread.ofPlatform().daemon().start(() -> {
+                while (busy.get()) {
+                    Thread.onSpinWait();
+                }
+            }));
+        }
+        JsonNode doc;
+        try {
+            doc = run(
+                    "fast_exits",
+                    "{output_len: 1, num_prompts: 1, warmup: 0}",
+                    "{strategy: list, targets: [" + targets + "]}",
+                    "{startup_s: 60, request_s: 30, shutdown_s: 10}",
+                    backend("bad_flag", "{server} -m {model} --no-such-flag --port {port}"),
+                    backend("bad_value", "{server} -m {model} -t abc --port {port}"));
+        } finally {
+            busy.set(false);
+            for (Thread t : load) {
+                t.join();
+            }
+        }
+        assertThat(doc.get("scenarios")).hasSize(50);
+        doc.get("scenarios").forEach(step -> {
+            assertThat(step.get("outcome").asString()).as(step.toString()).isEqualTo("config_rejected");
+            assertThat(step.get("failure").get("detail").asString())
+                    .containsAnyOf("--no-such-flag", "error while handling argument \"-t\"");
+        });
+    }
+
+    /** A quantized V cache without flash attention: the plan says it cannot start, and the run says why. */
+    @Test
+    void aQuantizedVCacheWithoutFlashAttentionIsRefusedByThePlanAndTheRun() throws IOException {
+        String q8 = "{server} -m {model} -c {max_model_len} -np 1 -ctk q8_0 -ctv q8_0 -fa off --host 127.0.0.1"
+                + " --port {port}";
+        JsonNode step = run(
+                        "q8v",
+                        "{output_len: 1, num_prompts: 1, warmup: 0}",
+                        "{strategy: list, targets: [1000]}",
+                        "{startup_s: 60, request_s: 30, shutdown_s: 10}",
+                        backend("q8v", q8))
+                .get("scenarios")
+                .get(0);
+        assertThat(step.get("outcome").asString()).as(step.toString()).isEqualTo("config_rejected");
+        assertThat(step.get("failure").get("detail").asString())
+                .contains("quantized V cache requires flash_attn")
+                .contains("pass -fa on, or keep -ctv f16");
+
+        CliRun plan = CliRun.of("plan", dir.resolve("q8v.yaml").toString(), "--format", "json");
+        assertThat(plan.exitCode()).as(plan.err()).isZero();
+        JsonNode predicted = JSON.readTree(plan.out()).get("backends").get(0);
+        assertThat(predicted.get("bound").asString()).as(plan.out()).isEqualTo("engine_refuses");
+        assertThat(predicted.get("summary").asString()).startsWith("the server cannot start");
+    }
+
+    /**
      * A context fixed in the command: the first refusal's n_ctx leads straight to the limit and one step above. The
      * search starts at max here (the prediction would start at the limit itself: LlamaServerPlanIT).
      */
@@ -151,6 +219,39 @@ class LlamaServerIT {
     }
 
     /**
+     * {@code check: passkey} against the real server (docs/search.md#the-frontier-of-right-answers): the prompt is made
+     * of the ids its own {@code /tokenize} gives, exactly the target long, and its random model misses the control's
+     * key, so every step says "not checked" with the reason and none is wrong.
+     */
+    @Test
+    void theRandomModelFailsThePasskeyControlSoNoStepIsChecked() throws IOException {
+        JsonNode doc = run(
+                "passkey",
+                "{output_len: 8, num_prompts: 1, warmup: 0}",
+                "{strategy: list, targets: [1500, 3000]}",
+                "{startup_s: 60, request_s: 60, shutdown_s: 10}",
+                backend("real", "{server} -m {model} -c {max_model_len} -np 1 --host 127.0.0.1 --port {port}")
+                        + "    check: passkey\n");
+        for (JsonNode step : doc.get("scenarios")) {
+            assertThat(step.get("outcome").asString()).as(step.toString()).isEqualTo("ok");
+            assertThat(step.get("verification").get("exact").asBoolean())
+                    .as("prompt_tokens equals the target")
+                    .isTrue();
+            JsonNode answer = step.get("answer");
+            assertThat(answer.get("result").asString()).isEqualTo("not_checked");
+            assertThat(answer.get("reason").asString())
+                    .startsWith("the model does not retrieve a pass key even at 256 tokens");
+            assertThat(step.get("passkey_ms").asDouble()).isNotNegative();
+        }
+        // The first step pays the control; a later one's needles were tokenized on the server before it, so it may
+        // add nothing (docs/results.md, passkey_ms).
+        assertThat(doc.get("scenarios").get(0).get("passkey_ms").asDouble()).isPositive();
+        JsonNode correct = doc.get("frontier").get("real").get("correct");
+        assertThat(correct.get("max_correct_target").isNull()).isTrue();
+        assertThat(correct.get("min_wrong_target").isNull()).isTrue();
+    }
+
+    /**
      * The server keeps running after SIGTERM while a client waits: a request that timed out must be ended before the
      * stop, so that the server leaves on TERM with exit code 0, not on KILL.
      */
@@ -170,6 +271,115 @@ class LlamaServerIT {
         assertThat(step.get("server").get("ended").get("exit_code").asInt()).isZero();
     }
 
+    /**
+     * A matrix of the KV cache's type ({@code -ctk f16 | q8_0} with {@code -fa on}) by the slots ({@code -np 1 | 2})
+     * against a fixed {@code -c 4096}: each cell's true limit is the slot's context less one, whatever the type, and
+     * the plan knows it, so every cell is proved in two launches.
+     */
+    @Test
+    void aMatrixOfKvTypeBySlotsGivesEachCellItsTrueLimitWithItsParams() throws IOException {
+        JsonNode doc = matrixRun("matrix_local", "");
+        assertTrueLimits(doc);
+        JsonNode step = doc.get("scenarios").get(0);
+        assertThat(step.get("params").toString()).isEqualTo("{\"ctk\":\"f16\",\"np\":\"1\"}");
+        assertThat(step.get("server_args").asString()).contains("-np 1 -fa on -ctk f16 -ctv f16");
+    }
+
+    /** The same matrix, each step a Slurm job, two cells at once: the same outcomes as the local run. */
+    @Test
+    void theSameMatrixOnSlurmTwoCellsAtOnceGivesTheLocalRunsOutcomes() throws IOException {
+        dev.ctxprobe.testsupport.SlurmCluster.assumeAvailable();
+        JsonNode local = matrixRun("matrix_here", "");
+        JsonNode slurm = matrixRun("matrix_slurm", "launcher: slurm\n", "--parallel", "2");
+        assertTrueLimits(slurm);
+        assertThat(outcomes(slurm)).isEqualTo(outcomes(local));
+        assertThat(slurm.get("scenarios"))
+                .allSatisfy(
+                        s -> assertThat(s.get("server").get("id").asString()).startsWith("slurm:"));
+    }
+
+    private static JsonNode matrixRun(String name, String top, String... args) throws IOException {
+        return run(
+                name,
+                top + "matrix: {ctk: [f16, q8_0], np: [1, 2]}\n",
+                List.of(args),
+                "{output_len: 1, num_prompts: 1, warmup: 0}",
+                "{strategy: frontier, frontier: {min: 512, max: 16384, align: 1, precision: 0.01, max_launches: 8}}",
+                "{startup_s: 60, request_s: 60, shutdown_s: 10}",
+                backend(
+                        "llama",
+                        "{server} -m {model} -c 4096 -np {np} -fa on -ctk {ctk} -ctv {ctk} --host 127.0.0.1"
+                                + " --port {port}"));
+    }
+
+    private static void assertTrueLimits(JsonNode doc) {
+        Map<String, Long> limits = Map.of(
+                "llama[ctk=f16,np=1]", 4095L,
+                "llama[ctk=q8_0,np=1]", 4095L,
+                "llama[ctk=f16,np=2]", 2047L,
+                "llama[ctk=q8_0,np=2]", 2047L);
+        int launches = 0;
+        for (var cell : limits.entrySet()) {
+            JsonNode f = doc.get("frontier").get(cell.getKey());
+            assertThat(f).as(cell.getKey() + " in " + doc.get("frontier")).isNotNull();
+            assertThat(f.get("max_ok_target").asLong()).as(cell.getKey()).isEqualTo(cell.getValue());
+            assertThat(f.get("min_failed_target").asLong()).as(cell.getKey()).isEqualTo(cell.getValue() + 1);
+            assertThat(f.get("predicted").get("target").asLong())
+                    .as(cell.getKey())
+                    .isEqualTo(cell.getValue());
+            launches += f.get("launches").asInt();
+        }
+        assertThat(launches).as("launches for 4 cells").isLessThanOrEqualTo(8);
+    }
+
+    // Each cell's steps as target and outcome, by cell, whatever order the cells ran in.
+    private static Map<String, List<String>> outcomes(JsonNode doc) {
+        Map<String, List<String>> byCell = new java.util.TreeMap<>();
+        doc.get("scenarios")
+                .forEach(s -> byCell.computeIfAbsent(s.get("backend").asString(), c -> new ArrayList<>())
+                        .add(s.get("target_len").asLong() + " "
+                                + s.get("outcome").asString()));
+        return byCell;
+    }
+
+    /**
+     * Issue 32: a prompt far beyond what this machine prefills in request_s is not cut short at progress_s while the
+     * real server's /slots shows its prefill moving (small batches, so each moves it within seconds): it ends at
+     * request_s as an ordinary timeout, with no early verdict.
+     */
+    @Test
+    void aLongPrefillIsNotCutShortWhileSlotsShowProgress() throws IOException {
+        int requestS = 30;
+        int progressS = 8;
+        JsonNode step = run(
+                        "progress",
+                        "{output_len: 1, num_prompts: 1, warmup: 0}",
+                        "{strategy: list, targets: [150000]}",
+                        "{startup_s: 60, request_s: " + requestS + ", shutdown_s: 10, progress_s: " + progressS + "}",
+                        backend(
+                                "slow",
+                                "{server} -m {mini} -c {max_model_len} -np 1 -b 256 -ub 256 -fit off --host 127.0.0.1"
+                                        + " --port {port}"))
+                .get("scenarios")
+                .get(0);
+        assertThat(step.get("outcome").asString()).as(step.toString()).isEqualTo("timeout");
+        JsonNode failure = step.get("failure");
+        assertThat(failure.get("detail").asString())
+                .contains("no complete answer within " + requestS)
+                .doesNotContain("no progress");
+        assertThat(failure.has("verdict_s")).isFalse();
+        // The server showed its prefill moving for longer than progress_s: several batches, seconds apart.
+        Matcher batches = Pattern.compile("prompt processing, n_tokens = +(\\d+)")
+                .matcher(Files.readString(
+                        runDir("progress").resolve(step.get("log").asString())));
+        List<Integer> processed = new ArrayList<>();
+        while (batches.find()) {
+            processed.add(Integer.parseInt(batches.group(1)));
+        }
+        assertThat(processed).as("prefill batches logged").hasSizeGreaterThan(2);
+        assertThat(processed.getLast()).isLessThan(150_000);
+    }
+
     private static String backend(String name, String command) {
         return "  - name: " + name + "\n    engine: llamacpp\n    command: " + yaml(command) + "\n";
     }
@@ -180,7 +390,14 @@ class LlamaServerIT {
 
     private static JsonNode run(String name, String load, String sweep, String timeouts, String... backends)
             throws IOException {
-        StringBuilder y = new StringBuilder();
+        return run(name, "", List.of(), load, sweep, timeouts, backends);
+    }
+
+    /** An experiment of {@code backends} with {@code top} (whole lines) at its top level, run with {@code args}. */
+    private static JsonNode run(
+            String name, String top, List<String> args, String load, String sweep, String timeouts, String... backends)
+            throws IOException {
+        StringBuilder y = new StringBuilder(top);
         y.append("experiment: ").append(name).append('\n');
         y.append("model: ").append(yaml(micro)).append('\n');
         y.append("context_pad: 64\n");
@@ -198,8 +415,10 @@ class LlamaServerIT {
         }
         Path file = dir.resolve(name + ".yaml");
         Files.writeString(file, y);
-        CliRun run = CliRun.of(
-                "run", file.toString(), "--out", dir.resolve("out-" + name).toString(), "--quiet");
+        List<String> argv = new ArrayList<>(List.of(
+                "run", file.toString(), "--out", dir.resolve("out-" + name).toString(), "--quiet"));
+        argv.addAll(args);
+        CliRun run = CliRun.of(argv.toArray(String[]::new));
         assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
         return JSON.readTree(runDir(name).resolve("results.json").toFile());
     }

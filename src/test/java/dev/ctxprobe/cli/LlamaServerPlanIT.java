@@ -35,21 +35,26 @@ class LlamaServerPlanIT {
             delimiter = '|',
             value = {
                 // -c 5000 is padded to 256: n_ctx 5,120 in one slot, a prompt below it.
-                "fixed -c                 | -c 5000 -np 1                  | false | 5119 | context_flag",
+                "fixed -c                 | -c 5000 -np 1                  | false | 0    | 5119 | context_flag",
                 // Without a unified KV cache each of 2 slots gets n_ctx / 2.
-                "-np 2 --no-kv-unified    | -c 8192 -np 2 --no-kv-unified  | false | 4095 | engine_slots",
+                "-np 2 --no-kv-unified    | -c 8192 -np 2 --no-kv-unified  | false | 0    | 4095 | engine_slots",
                 // Without -c the context is the training context (3,000, padded to 3,072 and capped back).
-                "n_ctx_train              | -np 1                          | true  | 2999 | model_config",
+                "n_ctx_train              | -np 1                          | true  | 0    | 2999 | model_config",
+                // Two slots of a templated -c round twice, so fit is not monotonic: 1,024 fails (slots of 1,024),
+                // 1,025 to 1,279 fit (n_ctx 2,304, slots of 1,280); bisection alone would stop at 1,023.
+                "-np 2 templated -c       | -c {max_model_len} -np 2       | false | 1024 | 1279 | engine_slots",
+                // YaRN scaling raises the cap to twice the training context of 3,000.
+                "YaRN x2                  | -c {max_model_len} -np 1 --rope-scaling yarn --rope-scale 2 | true | 0 | 5999 | model_config",
             })
-    void thePredictionIsTheMeasuredLimit(String name, String flags, boolean shortTraining, long limit, String bound)
-            throws IOException {
+    void thePredictionIsTheMeasuredLimit(
+            String name, String flags, boolean shortTraining, long pad, long limit, String bound) throws IOException {
         Path llama = LlamaServer.require();
         Path model = shortTraining ? shortModel() : LlamaServer.model(ModelShape.MICRO);
         Path exp = dir.resolve("llama.yaml");
         Files.writeString(exp, """
                 experiment: llama
                 model: '%s'
-                context_pad: 0
+                context_pad: %d
                 vars: {llama: '%s'}
                 load: {output_len: 1, num_prompts: 1, warmup: 0}
                 sweep:
@@ -61,7 +66,7 @@ class LlamaServerPlanIT {
                     engine: llamacpp
                     token_ids: [65, 91]
                     command: "{llama} -m {model} --host {host} --port {port} %s"
-                """.formatted(model, llama, flags));
+                """.formatted(model, pad, llama, flags));
 
         CliRun plan = CliRun.of("plan", exp.toString(), "--format", "json");
         assertThat(plan.exitCode()).as(plan.err()).isZero();

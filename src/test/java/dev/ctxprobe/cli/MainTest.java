@@ -50,6 +50,16 @@ class MainTest {
     }
 
     @Test
+    void noCommandIsTheUsageOnStderrWithExitCode2() {
+        // issue 31: a bare ./ctxprobe printed the usage and exited 0, as if it had done something.
+        CliRun r = CliRun.of();
+        assertThat(r.exitCode()).isEqualTo(Main.USAGE);
+        assertThat(r.out()).isEmpty();
+        assertThat(r.err())
+                .startsWith("ctxprobe: give a command: run, validate, plan, report, serve, help\nUsage: ctxprobe ");
+    }
+
+    @Test
     void exitCodesAreMappedInOnePlace() {
         assertThat(Main.exitCode(ExitException.usage("bad"))).isEqualTo(Main.USAGE);
         assertThat(Main.exitCode(ExitException.failed("disk full").byCommand())).isEqualTo(Main.FAILED);

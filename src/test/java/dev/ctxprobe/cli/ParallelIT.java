@@ -41,6 +41,12 @@ class ParallelIT {
         assertThat(doc.get("frontier").propertyNames()).containsExactlyInAnyOrder("a", "b", "c");
         // Every step got its line, numbered by the document.
         assertThat(run.out()).contains("[1] ", "[6] ");
+        // b says why it takes turns, before its first step; c, on a port of its own, runs beside a on a machine
+        // without accelerators (this one, or it has no nvidia-smi) and has nothing to say.
+        assertThat(run.out()).contains("b waits: it uses port " + shared + " like a, which runs");
+        if (!dev.ctxprobe.hardware.HardwareProbe.system().memoryUsed().available()) {
+            assertThat(run.out()).doesNotContain("c waits");
+        }
         FaultRuns.assertGroupsGone(FaultRuns.serverGroups(doc));
     }
 

@@ -11,7 +11,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 /** {@code ctxprobe plan} and the predictions {@code validate} and {@code run --dry-run} show: nothing is launched. */
 class PlanCommandTest {
-    private static final String V4 = "src/test/resources/dev/ctxprobe/predict/deepseek-v4-flash.config.json";
+    private static final String V4 = "experiments/models/deepseek-v4-flash.config.json";
     private static final String V32 = "src/test/resources/dev/ctxprobe/predict/deepseek-v3.2.config.json";
     private static final String H200 = "experiments/dsv4-h200.yaml";
 
@@ -30,8 +30,35 @@ class PlanCommandTest {
                 .contains("ctx-size 43,776 (target + context_pad 1,024) rounded up to 32 = 43,776 > 43,690")
                 .contains("--kv-memory = 8MiB  (flag: backends[0].command)")
                 .contains("--shape = micro  (default: ctxprobe serve's default)")
+                // The micro shape has one layer: said in the singular.
+                .contains("linear: 2 x 10,240 parameters a token (1 layer of attention 4,096 + gated MLP 6,144)")
+                .contains("attention: 1 layer, causal attention")
+                .doesNotContain("1 layers")
                 .doesNotContain("missing:");
         assertThat(r.err()).isEmpty();
+    }
+
+    @Test
+    void thePrefillFloorIsPrintedAtEveryTargetWithWhatItAssumed() throws Exception {
+        // No config on this machine: the model's name finds ctxprobe's own copy (docs/results.md, % of roofline).
+        CliRun r = CliRun.of("plan", H200);
+
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.out())
+                .contains("prefill floor (docs/results.md, % of roofline):")
+                .contains("at 917,504: 4.461 s (FP8, linear+attention+indexer); 2.175 s (FP8, linear+attention);")
+                .contains("devices: 8 (--tp in backends[0].command)")
+                .contains("devices: 8 (--tensor-parallel-size in backends[1].command)")
+                .contains("peak FP8: 1,979.0 TFLOPS a device (NVIDIA H100 SXM and H200 datasheets");
+        JsonNode plan = JsonMapper.builder()
+                .build()
+                .readTree(CliRun.of("plan", H200, "--format", "json").out());
+        JsonNode floor = plan.get("backends").get(0).get("prefill_floor");
+        assertThat(floor.get("linear_flops_per_token").asDouble()).isEqualTo(26e9);
+        assertThat(floor.get("devices").asInt()).isEqualTo(8);
+
+        CliRun p800 = CliRun.of("plan", "experiments/dsv4-p800.yaml");
+        assertThat(p800.out()).contains("unknown: Kunlunxin publishes no dense peak for the P800");
     }
 
     @Test
@@ -63,14 +90,89 @@ class PlanCommandTest {
                 .contains("    weights: no model.safetensors.index.json with metadata.total_size");
     }
 
+    /** The seeds' experiment without the config shipped beside it, as a file of the user's own. */
+    private Path withoutShippedConfig() throws Exception {
+        Path file = dir.resolve("h200-own.yaml");
+        String yaml = Files.readString(Path.of(H200));
+        assertThat(yaml).contains("\nmodel_config: models/deepseek-v4-flash.config.json\n");
+        Files.writeString(file, yaml.replace("\nmodel_config: models/deepseek-v4-flash.config.json\n", "\n"));
+        return file;
+    }
+
     @Test
-    void withoutAnyModelConfigTheMissingConfigIsNamed() {
-        CliRun r = CliRun.of("plan", H200, "--format", "md");
+    void withoutAnyModelConfigTheMissingConfigIsNamed() throws Exception {
+        CliRun r = CliRun.of("plan", withoutShippedConfig().toString(), "--format", "md");
 
         assertThat(r.exitCode()).isZero();
         assertThat(r.out())
                 .startsWith("# Plan: dsv4_h200_max_context_length\n")
                 .contains("**model config**: no config.json in the model folder '/data/models/DeepSeek-V4-Flash'");
+    }
+
+    @Test
+    void fromAPlainCloneTheSeedsExperimentPredictsBothBackendsAndWarnsAboutItsLastTarget() {
+        CliRun r = CliRun.of("plan", H200);
+
+        assertThat(r.exitCode()).as(r.err()).isZero();
+        assertThat(r.out())
+                .contains("\nsglang  predicted 1,047,552 tokens (set by the model config)\n")
+                .contains("\nvllm    predicted 1,047,552 tokens (set by the model config)\n")
+                .contains("model config = " + Path.of(V4).toAbsolutePath() + "  (experiment: model_config)")
+                .contains("  sglang: sweep.targets[8]: target 1,048,576 cannot be served by sglang whatever the memory")
+                .contains("  vllm: sweep.targets[8]: target 1,048,576 cannot be served by vllm whatever the memory")
+                // hardware.name '8x NVIDIA H200 143GB': 143 x 1,000 MiB, as ctxprobe writes names.
+                .contains("memory per device = 139.65 GiB (at least 143,000 MiB: the name's GB are MiB / 1000)"
+                        + "  (experiment: hardware.name '8x NVIDIA H200 143GB')")
+                .contains("vLLM's API-server default for a device of 139.65 GiB (8192 for 70 GiB or more, else 2048)")
+                .doesNotContain("memory per device: neither declared");
+        assertThat(CliRun.of("plan", "experiments/dsv4-p800.yaml").out())
+                .contains("\nsglang  predicted 1,047,552 tokens (set by the model config)\n");
+    }
+
+    @Test
+    void whenNothingIsKnownThePlanShowsNoCheckAtASmallTargetAndValidateSaysTheModelLimitWasNotChecked()
+            throws Exception {
+        Path own = withoutShippedConfig();
+        Path bare = dir.resolve("bare.yaml");
+        Files.writeString(bare, Files.readString(own).replace("  name: 8x NVIDIA H200 143GB\n", ""));
+
+        CliRun plan = CliRun.of("plan", bare.toString());
+        assertThat(plan.exitCode()).as(plan.err()).isZero();
+        assertThat(plan.out())
+                .contains("\nvllm    no prediction (nothing known)\n")
+                .doesNotContain("at target 256:");
+        // On a machine without accelerators (CI's) nothing tells the memory; where one is detected it is named.
+        CliRun configOnly = CliRun.of("plan", bare.toString(), "--model-config", V4);
+        assertThat(configOnly.out()).doesNotContain("a device of unknown");
+        assertThat(configOnly.out())
+                .containsAnyOf(
+                        "--max-num-batched-tokens = 8192  (default: vLLM's API-server default (8192 for a device of"
+                                + " 70 GiB or more, else 2048; the device's memory is not known, 8192 assumed))",
+                        "vLLM's API-server default for a device of ");
+
+        CliRun validate = CliRun.of("validate", own.toString());
+        assertThat(validate.exitCode()).as(validate.err()).isZero();
+        assertThat(validate.out())
+                .contains("note: the targets were not checked against the model's own limit for sglang, vllm: no"
+                        + " model config (give 'model_config: PATH' in the experiment, or --model-config)");
+        assertThat(CliRun.of("validate", H200).out()).doesNotContain("were not checked against the model's own limit");
+    }
+
+    @Test
+    void aPredictionAboveFrontierMaxIsNotCalledThePredictedFrontier() throws Exception {
+        Path file = dir.resolve("demo-low-max.yaml");
+        String demo = Files.readString(Path.of("experiments/demo.yaml"));
+        assertThat(demo).contains("max: 65536");
+        Files.writeString(file, demo.replace("max: 65536", "max: 16384"));
+
+        for (CliRun r :
+                new CliRun[] {CliRun.of("validate", file.toString()), CliRun.of("run", "--dry-run", file.toString())}) {
+            assertThat(r.exitCode()).as(r.err()).isZero();
+            assertThat(r.out())
+                    .contains("  target 16384 first: the plan predicts 42496 (KV memory; ctxprobe plan shows why),"
+                            + " above frontier.max 16384; the prediction cannot be measured by this search\n")
+                    .doesNotContain("is the predicted frontier");
+        }
     }
 
     @Test

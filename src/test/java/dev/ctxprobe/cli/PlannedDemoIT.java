@@ -55,5 +55,15 @@ class PlannedDemoIT {
         assertThat(predicted.get("bound").asString()).isEqualTo("kv_memory");
         assertThat(predicted.get("kv").get("capacity").asLong()).isEqualTo(43_690);
         assertThat(predicted.get("inputs").findValuesAsString("name")).contains("--kv-memory", "--shape");
+
+        // The demo's prefill against this CPU's floor (docs/results.md, % of roofline): real, so below 80%.
+        JsonNode served = doc.get("scenarios").get(0);
+        JsonNode roofline = served.get("roofline");
+        assertThat(roofline.get("flag").asString()).isEqualTo("plausible");
+        assertThat(roofline.get("percent").asDouble()).isBetween(0.01, 80.0);
+        assertThat(roofline.get("floors").get(0).get("dtype").asString()).isEqualTo("fp32");
+        assertThat(predicted.get("prefill_floor").get("devices").asInt()).isEqualTo(1);
+        assertThat(run.out()).contains("roofline ").doesNotContain("impossible").doesNotContain("suspect");
+        System.out.println("demo at 42,496: " + roofline);
     }
 }

@@ -41,11 +41,36 @@ class ResultsGoldenIT {
     /**
      * The keys the multi-dimension redesign adds to results.json, as generic paths (array items {@code []}, a
      * frontier's backend {@code <backend>}): the schema version, and the point a step measured (its concurrent
-     * requests and its cell's parameters). A fresh file may have these where the golden file lacks them; any other
+     * requests and its cell's parameters); the prefill floor's (docs/results.md, % of roofline); and the pass-key
+     * check's answer beside the served one. A fresh file may have these where the golden file lacks them; any other
      * new key fails.
      */
     private static final Set<String> ADDITIVE_KEYS = Set.of(
-            "metadata.schema_version", "scenarios[].concurrency", "scenarios[].params", "frontier.<backend>.params");
+            "metadata.schema_version",
+            "scenarios[].concurrency",
+            "scenarios[].params",
+            "frontier.<backend>.params",
+            // Issue 27: a step against its prefill floor, the floor beside the prediction, cached prompt tokens.
+            "scenarios[].roofline",
+            "scenarios[].requests[].cached_tokens",
+            "frontier.<backend>.predicted.prefill_floor",
+            // The pass-key check (docs/results.md#answer), written only for a backend with check: passkey.
+            "scenarios[].answer",
+            "scenarios[].passkey_ms",
+            "frontier.<backend>.correct",
+            // Issue 29: the cap YaRN raises and the build the server runs, as llama.cpp states them.
+            "scenarios[].server.capacity.capped_at",
+            "scenarios[].server.capacity.build",
+            // Issue 32: the fast verdicts' limits, and how long after its cause a verdict came.
+            "config.timeouts.fatal_grace_s",
+            "config.timeouts.stall_s",
+            "config.timeouts.progress_s",
+            "scenarios[].failure.verdict_s",
+            // Issue 25: the engine's own statement of the requests it holds at once, beside the capacity map.
+            "scenarios[].server.capacity.max_concurrency",
+            "scenarios[].server.capacity.max_running_requests",
+            // Issue 25: the engine's own count of a concurrency probe's requests, beside the timing's verdict.
+            "scenarios[].engine_count");
 
     /**
      * Values that differ from run to run: written as {@code <varies>} where not null (whether one is known is not
@@ -62,7 +87,10 @@ class ResultsGoldenIT {
     private static final List<Pattern> MACHINE = patterns(
             "metadata\\.(hardware|accelerator|chip|env|host|git_commit|git_dirty)",
             "metadata\\.tool\\.version",
-            "scenarios\\[]\\.server\\.memory_(before|after)_mib");
+            "scenarios\\[]\\.server\\.memory_(before|after)_mib",
+            // The floor rests on this machine's CPU peak and the step's TTFT.
+            "scenarios\\[]\\.roofline",
+            "frontier\\.<backend>\\.predicted\\.prefill_floor");
 
     /** A loopback address with its port, as an error may quote it. */
     private static final Pattern HOST_PORT = Pattern.compile("(127\\.0\\.0\\.1|localhost|\\[::1]):\\d+");
@@ -270,7 +298,8 @@ class ResultsGoldenIT {
     }
 
     /** The value {@code node} at {@code generic} is written as, or null to keep it (and look inside it). */
-    private JsonNode replacement(JsonNode node, String generic) {
+    private JsonNode replacement(JsonNode node, String path) {
+        String generic = generic(path);
         if (matches(MACHINE, generic)) {
             return StringNode.valueOf("<machine>");
         }

@@ -53,13 +53,20 @@ class ResumeIT {
                 "run", exp.toString(), "--out", out.toString(), "--backend", "second", "--strategy", "frontier");
         assertThat(first.exitCode()).as(first.err()).isZero();
         Path runDir = FaultRuns.runDir(out, "chosen").orElseThrow();
-        int steps = FaultRuns.results(runDir).get("scenarios").size();
+        JsonNode before = FaultRuns.results(runDir);
+        int steps = before.get("scenarios").size();
 
         CliRun resumed = CliRun.of("run", "--resume", runDir.toString());
 
         assertThat(resumed.exitCode()).as(resumed.err()).isZero();
         JsonNode after = FaultRuns.results(runDir);
         assertThat(after.get("scenarios")).as("nothing left to run").hasSize(steps);
+        // issue 31: a finished run resumed moved its finished_at and said nothing.
+        assertThat(resumed.out())
+                .contains("nothing left to run: every step of " + runDir + " was done when it finished at "
+                        + before.get("metadata").get("finished_at").asString() + "; its results are unchanged");
+        assertThat(after.get("metadata").get("finished_at"))
+                .isEqualTo(before.get("metadata").get("finished_at"));
         assertThat(after.get("config").get("strategy").asString()).isEqualTo("frontier");
         for (JsonNode s : after.get("scenarios")) {
             assertThat(s.get("backend").asString()).isEqualTo("second");
@@ -121,7 +128,9 @@ class ResumeIT {
         assertThat(after.get("frontier").get("engine").get("max_ok_target").asLong())
                 .isEqualTo(1500);
         FaultRuns.assertGroupsGone(FaultRuns.serverGroups(after));
-        assertThat(Files.readString(runDir.resolve("servers.pid"))).isBlank();
+        assertThat(runDir.resolve("servers.pid"))
+                .as("no live group is left to name")
+                .doesNotExist();
 
         Path fresh = dir.resolve("fresh");
         CliRun whole = CliRun.of("run", exp.toString(), "--out", fresh.toString(), "--quiet");

@@ -47,6 +47,23 @@ class RunCommandTest {
     }
 
     @Test
+    void aStrategyChosenOnTheCommandLineSaysWhatItMadeUpForIt() throws IOException {
+        // issue 31: --strategy frontier on a file without frontier: took bounds from the targets without a word.
+        Path file = experiment("m", "vllm", TEST_ENGINE);
+        Files.writeString(file, Files.readString(file).replace("targets: [1000]", "targets: [1000, 4000, 16000]"));
+        CliRun frontier = run("run", file.toString(), "--dry-run", "--strategy", "frontier");
+        assertThat(frontier.exitCode()).as(frontier.err()).isZero();
+        assertThat(frontier.out())
+                .startsWith("--strategy frontier: the file has no frontier:, so the search runs between its targets'"
+                        + " smallest and largest: min 1,000, max 16,000, align 256, precision 0.01, max_launches 12"
+                        + " (write a frontier: mapping to choose them)\n");
+        CliRun list = run("run", "experiments/demo.yaml", "--dry-run", "--strategy", "list");
+        assertThat(list.out()).contains("--strategy list: the file has no targets:, so the list doubles from");
+        CliRun same = run("run", "experiments/dsv4-p800.yaml", "--dry-run", "--strategy", "frontier");
+        assertThat(same.out()).doesNotContain("--strategy frontier:");
+    }
+
+    @Test
     void anUnknownBackendIsAUsageError() {
         CliRun r = run("run", "experiments/dsv4-h200.yaml", "--backend", "trt", "--out", dir.toString());
         assertThat(r.exitCode()).isEqualTo(2);
@@ -57,12 +74,48 @@ class RunCommandTest {
     void anUnknownStrategyIsAUsageError() {
         CliRun r = run("run", "experiments/dsv4-h200.yaml", "--strategy", "random", "--out", dir.toString());
         assertThat(r.exitCode()).isEqualTo(2);
-        assertThat(r.err()).contains("'list' or 'frontier'");
+        assertThat(r.err())
+                .contains("the strategy is 'list' or 'frontier', not 'random'")
+                .doesNotContain("--the");
     }
 
     @Test
     void anUnknownOptionIsAUsageError() {
         assertThat(run("run", "--bogus").exitCode()).isEqualTo(2);
+    }
+
+    @Test
+    void validateShowsABackendsCheckAndRefusesOneWithoutATokenizer() throws java.io.IOException {
+        String demo = java.nio.file.Files.readString(java.nio.file.Path.of("experiments/demo.yaml"))
+                .replace("  output_len: 1\n", "  output_len: 8\n")
+                .replace("  num_prompts: 1\n", "  num_prompts: 2\n");
+        java.nio.file.Path checked = dir.resolve("checked.yaml");
+        java.nio.file.Files.writeString(checked, demo + "check: {kind: passkey, depths: [0.1, 0.9]}\n");
+        CliRun ok = run("validate", checked.toString());
+        assertThat(ok.exitCode()).as(ok.err()).isZero();
+        assertThat(ok.out())
+                .contains("  check: passkey at depth 0.5 in every step, at depths [0.1, 0.9] at the frontier, after a"
+                        + " control of 256 tokens");
+
+        java.nio.file.Path badDepth = dir.resolve("bad-depth.yaml");
+        java.nio.file.Files.writeString(badDepth, demo + "check: {kind: passkey, depths: [0.1, 1]}\n");
+        for (String command : java.util.List.of("validate", "run")) {
+            CliRun bad = run(command, badDepth.toString());
+            assertThat(bad.exitCode()).as(command).isEqualTo(2);
+            assertThat(bad.err())
+                    .as(command)
+                    .contains("depths is a non-empty list of numbers strictly between 0")
+                    .contains("1 is not between 0 and 1")
+                    .doesNotContain("Exception");
+        }
+
+        java.nio.file.Path tgi = dir.resolve("tgi.yaml");
+        java.nio.file.Files.writeString(tgi, demo.replace("engine: embedded", "engine: tgi") + "check: passkey\n");
+        CliRun refused = run("validate", tgi.toString());
+        assertThat(refused.exitCode()).isEqualTo(2);
+        assertThat(refused.err())
+                .contains("engine 'tgi' has none ctxprobe can ask")
+                .doesNotContain("Exception");
     }
 
     @Test
@@ -153,6 +206,30 @@ class RunCommandTest {
         assertThat(r.err())
                 .contains("ctxprobe: backend b: the model file models/x.gguf (-m) does not exist; llamacpp reads only"
                         + " local files, so fix the path\n");
+    }
+
+    @Test
+    void aModelFileThatIsNotAGgufIsRefusedBeforeTheLaunch() throws IOException {
+        // issue 31: plan saw "no GGUF magic", yet run launched the server, which failed to load it.
+        Path notGguf = Files.writeString(dir.resolve("model.safetensors"), "{\"__metadata__\": {}}");
+        CliRun r = refused(experiment("m", "llamacpp", TEST_ENGINE + " -m " + notGguf));
+        assertThat(r.err())
+                .contains(
+                        "ctxprobe: backend b: the model file " + notGguf + " (-m) is not a GGUF file (no GGUF magic in"
+                                + " its first bytes); llamacpp loads GGUF files only: give the .gguf file (the first part of a"
+                                + " split model)\n");
+    }
+
+    @Test
+    void aMissingLlamaServerPointsAtTheScriptThatInstallsOne() throws IOException {
+        org.junit.jupiter.api.Assumptions.assumeTrue(
+                java.util.Arrays.stream(System.getenv().getOrDefault("PATH", "").split(":"))
+                        .noneMatch(d -> Files.isExecutable(Path.of(d.isEmpty() ? "." : d, "llama-server"))),
+                "llama-server is on this machine's PATH");
+        CliRun r = refused(experiment("m", "llamacpp", "llama-server -m {model} --port {port}"));
+        assertThat(r.err())
+                .contains("the program 'llama-server' is not on PATH")
+                .contains(".ci/install-llama-server installs Debian's build");
     }
 
     @Test

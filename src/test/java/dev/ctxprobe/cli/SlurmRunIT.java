@@ -85,6 +85,39 @@ class SlurmRunIT {
 
     private static final String TIMEOUTS = "{startup_s: 30, request_s: 3, shutdown_s: 5}";
 
+    /**
+     * Issue 30: the batch script in logs/ held the real key. A key of the command reaches the engine on the cluster
+     * through sbatch's environment (docs/slurm.md#secrets), and no file of the run folder holds it.
+     */
+    @Test
+    void aKeyInTheCommandReachesTheEngineButNotTheBatchScript() throws IOException {
+        String key = "sk-slurm-0123456789";
+        Path received = dir.resolve("received-keys.txt");
+        Path exp = experiment(
+                "keyed_slurm",
+                "launcher: slurm",
+                "{strategy: list, targets: [1000]}",
+                TIMEOUTS,
+                List.of(Backend.of("e", "--api-key " + key + " --keys-to " + received)));
+        Path out = dir.resolve("keyed");
+        CliRun run = CliRun.of("run", exp.toString(), "--out", out.toString());
+        assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
+        Path runDir = onlyRun(out);
+        JsonNode doc = FaultRuns.results(runDir);
+        assertThat(doc.get("scenarios").get(0).get("outcome").asString()).isEqualTo("ok");
+        assertNoJobLeft(doc);
+        assertThat(Files.readString(received)).as("the engine got the key").contains("--api-key " + key);
+        List<Path> files;
+        try (var walk = Files.walk(runDir)) {
+            files = walk.filter(Files::isRegularFile).toList();
+        }
+        assertThat(files).anyMatch(f -> f.getFileName().toString().endsWith(".sbatch.sh"));
+        for (Path f : files) {
+            assertThat(Files.readString(f)).as(f.toString()).doesNotContain(key);
+        }
+        assertThat(run.out() + run.err()).doesNotContain(key);
+    }
+
     @Test
     void aListAndAFrontierRunGiveTheSameOutcomesOnTheClusterAsLocally() throws IOException {
         List<Backend> refusing = List.of(Backend.of("e", "--capacity 3000"));
@@ -193,6 +226,38 @@ class SlurmRunIT {
             slurm("scontrol", "update", "PartitionName=" + partition, "State=UP");
             slurm("scontrol", "delete", "PartitionName=" + partition);
         }
+    }
+
+    /**
+     * Issue 32: a job the cluster holds (here submitted with --hold, as an administrator's hold or Slurm's own after a
+     * failed launch leaves it) cannot start by itself: a verdict at once, not at queue_s.
+     */
+    @Test
+    void aHeldJobIsAVerdictAtOnceNotAtTheQueueTime() throws IOException {
+        Path file = experiment(
+                "held",
+                "launcher: {kind: slurm, extra_args: [--hold]}",
+                "{strategy: list, targets: [1000]}",
+                "{startup_s: 600, request_s: 600, shutdown_s: 5, queue_s: 600}",
+                List.of(Backend.of("e", "")));
+        Path out = dir.resolve("out");
+        long t0 = System.nanoTime();
+        CliRun run = CliRun.of("run", file.toString(), "--out", out.toString());
+        double tookS = (System.nanoTime() - t0) / 1e9;
+        assertThat(run.exitCode()).as(run.out() + run.err()).isZero();
+        JsonNode doc = FaultRuns.results(onlyRun(out));
+        JsonNode step = doc.get("scenarios").get(0);
+        System.out.printf(
+                Locale.ROOT,
+                "held job: %s after %.1f s of run, verdict_s %s%n",
+                step.get("outcome").asString(),
+                tookS,
+                step.get("failure").get("verdict_s"));
+        assertThat(step.get("outcome").asString()).as(step.toString()).isEqualTo("cluster_ended");
+        assertThat(step.get("failure").get("detail").asString()).contains("JobHeldUser");
+        assertThat(step.get("failure").get("verdict_s").asDouble()).isLessThan(5.0);
+        assertThat(tookS).isLessThan(30.0);
+        assertNoJobLeft(doc);
     }
 
     @Test

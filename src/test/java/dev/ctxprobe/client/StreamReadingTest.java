@@ -123,6 +123,18 @@ class StreamReadingTest {
     }
 
     @Test
+    void aPromptCountThatIsNoWholeNumberIsKeptAsWritten() throws IOException {
+        for (String[] c : new String[][] {{"\"1024\"", "\"1024\""}, {"1e400", "1e400"}, {"null", null}}) {
+            StreamReading r = read(new ChunkSource(
+                    "data: {\"choices\":[{\"index\":0,\"text\":\"a\",\"finish_reason\":\"length\"}]}\n\n",
+                    "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":" + c[0] + ",\"completion_tokens\":1}}\n\n",
+                    "data: [DONE]\n\n"));
+            assertThat(r.promptTokens).as(c[0]).isNull();
+            assertThat(r.promptTokensWritten).as(c[0]).isEqualTo(c[1]);
+        }
+    }
+
+    @Test
     void choicesInsideStringsOrNestedObjectsDoNotCount() throws IOException {
         ChunkSource chunks = new ChunkSource(
                 "data: {\"note\":\"\\\"choices\\\":[1]\",\"meta\":{\"choices\":[1],\"error\":\"x\"}}\n\n",
@@ -221,5 +233,19 @@ class StreamReadingTest {
 
         StreamReading done = read(new ChunkSource("data: " + CHOICE + "\n\n", "data: [DONE]\n\n"));
         assertThat(done.outcome).isEqualTo(RequestOutcome.OK);
+    }
+
+    /** The start of the output text is kept, where a pass key is read (docs/results.md#answer), and no more. */
+    @Test
+    void theOutputsFirstCharactersAreKept() throws IOException {
+        String first = "{\"choices\":[{\"index\":0,\"text\":\" 48213.\",\"finish_reason\":null}]}";
+        String longer = "{\"choices\":[{\"text\":\"" + "y".repeat(100) + "\",\"finish_reason\":\"length\"}]}";
+        StreamReading reading = read(new ChunkSource(
+                "data: " + first + "\n\n", "data: " + longer + "\n\n", "data: " + USAGE + "\n\ndata: [DONE]\n\n"));
+        assertThat(reading.outcome).isEqualTo(RequestOutcome.OK);
+        assertThat(reading.finishReason).isEqualTo("length");
+        assertThat(reading.textHead.toString())
+                .hasSize(StreamReading.TEXT_HEAD_CHARS)
+                .startsWith(" 48213.yyy");
     }
 }

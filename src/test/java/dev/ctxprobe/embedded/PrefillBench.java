@@ -20,7 +20,8 @@ public final class PrefillBench {
                 : new int[] {1024, 4096, 16384, 32768, 40000};
         int ctx = KvBudget.roundCtx(Arrays.stream(lengths).max().orElseThrow() + 1);
         Path model = DemoModel.ensure(shape);
-        LlamaEngine engine = LlamaEngine.load(model, ctx, Runtime.getRuntime().availableProcessors(), true);
+        LlamaEngine engine =
+                LlamaEngine.load(model, ctx, 1, Runtime.getRuntime().availableProcessors(), true);
         StringBuilder json = new StringBuilder("{\"shape\":\"" + shape.name() + "\",\"ctx\":" + ctx + ",\"ttft_ms\":{");
         System.out.printf(Locale.ROOT, "%10s %12s%n", "tokens", "ttft_ms");
         for (int i = 0; i < lengths.length; i++) {

@@ -3,7 +3,11 @@ package dev.ctxprobe.embedded;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -83,7 +87,8 @@ class ServeCommandIT {
                 .isEqualTo(
                         JSON.readTree("{\"object\":\"list\",\"data\":[{\"id\":\"ctxprobe-micro\",\"object\":\"model\","
                                 + "\"created\":" + created + ",\"owned_by\":\"ctxprobe\",\"root\":\"ctxprobe-micro\","
-                                + "\"parent\":null,\"max_model_len\":4096}]}"));
+                                + "\"parent\":null,\"max_model_len\":4096,\"meta\":{\"n_vocab\":260,\"n_ctx\":4096,"
+                                + "\"n_ctx_train\":1048576,\"n_embd\":32}}]}"));
         HttpResponse<String> health = HTTP.send(
                 HttpRequest.newBuilder(URI.create(base + "/health")).build(), HttpResponse.BodyHandlers.ofString());
         assertThat(health.statusCode()).isEqualTo(200);
@@ -228,11 +233,148 @@ class ServeCommandIT {
     }
 
     @Test
+    void anOpenAiBackendFindsTheFrontierWithTheDefaultsWithinTheStatedLimit(@TempDir Path dir) throws Exception {
+        // issue 31: the default token ids lay outside this model's vocabulary, and the search spent 4 of 9 steps
+        // above the limit the server had stated; then its first step still went to max (65,536) before GET /v1/models
+        // was read. Now the endpoint is asked first: max_model_len 4,096 lets prompts of up to 4,095 tokens, and
+        // the one aligned target inside that, 3,840, is the whole search.
+        Path out = dir.resolve("out");
+        RunOutput run = runOpenAi(dir, base.substring(base.lastIndexOf(':') + 1), out);
+        assertThat(run.code()).as(run.console()).isZero();
+        assertThat(run.console())
+                .contains("remote: the endpoint states a context of 4,096 tokens (GET /v1/models); searching up to"
+                        + " 4,095");
+        JsonNode doc = results(out);
+        List<Long> targets = targets(doc);
+        assertThat(targets).allSatisfy(t -> assertThat(t).isLessThanOrEqualTo(CTX - 1L));
+        assertThat(targets).containsExactly(3_840L);
+        assertThat(doc.get("scenarios").get(0).get("outcome").asString()).isEqualTo("ok");
+        JsonNode frontier = doc.get("frontier").get("remote");
+        assertThat(frontier.get("max_ok_target").asLong()).isEqualTo(3_840L);
+        // No aligned target lies between 3,840 and the stated 4,095: the answer is exact without a failed step.
+        assertThat(frontier.get("min_failed_target").isNull()).isTrue();
+        assertThat(frontier.path("stopped_because").isMissingNode()
+                        || frontier.path("stopped_because").isNull())
+                .isTrue();
+    }
+
+    @Test
+    void anOpenAiEndpointThatStatesNoLimitIsSearchedFromMaxAsBefore(@TempDir Path dir) throws Exception {
+        // The same server behind a proxy whose GET /v1/models leaves max_model_len out: nothing is known before the
+        // first step, so the search starts at max and learns the limit from the refusal.
+        HttpServer proxy = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        proxy.createContext("/", ServeCommandIT::forwardWithoutLimit);
+        proxy.start();
+        try {
+            Path out = dir.resolve("out");
+            RunOutput run = runOpenAi(dir, String.valueOf(proxy.getAddress().getPort()), out);
+            assertThat(run.code()).as(run.console()).isZero();
+            assertThat(run.console()).doesNotContain("the endpoint states");
+            JsonNode doc = results(out);
+            assertThat(targets(doc)).containsExactly(65_536L, 3_840L, 4_096L);
+            assertThat(doc.get("frontier").get("remote").get("max_ok_target").asLong())
+                    .isEqualTo(3_840L);
+            assertThat(doc.get("frontier")
+                            .get("remote")
+                            .get("min_failed_target")
+                            .asLong())
+                    .isEqualTo(4_096L);
+        } finally {
+            proxy.stop(0);
+        }
+    }
+
+    private record RunOutput(int code, String console) {}
+
+    private static RunOutput runOpenAi(Path dir, String port, Path out) throws IOException {
+        Path file = java.nio.file.Files.writeString(dir.resolve("oa.yaml"), """
+                experiment: oa
+                sweep: {strategy: frontier, frontier: {min: 1024, max: 65536}}
+                backends:
+                  - name: remote
+                    engine: openai
+                    port: %s
+                """.formatted(port));
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream was = System.err;
+        java.io.PrintStream wasOut = System.out;
+        java.io.PrintStream both = new java.io.PrintStream(bytes, true, java.nio.charset.StandardCharsets.UTF_8);
+        int code;
+        try {
+            System.setErr(both);
+            System.setOut(both);
+            code = dev.ctxprobe.cli.Main.execute("run", file.toString(), "--out", out.toString());
+        } finally {
+            System.setErr(was);
+            System.setOut(wasOut);
+        }
+        return new RunOutput(code, bytes.toString(java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    private static JsonNode results(Path out) throws IOException {
+        try (var runs = java.nio.file.Files.list(out.resolve("oa"))) {
+            return JSON.readTree(
+                    runs.findFirst().orElseThrow().resolve("results.json").toFile());
+        }
+    }
+
+    private static List<Long> targets(JsonNode doc) {
+        List<Long> targets = new ArrayList<>();
+        doc.get("scenarios").forEach(s -> targets.add(s.get("target_len").asLong()));
+        return targets;
+    }
+
+    /** Forwards a request to the server, leaving max_model_len out of GET /v1/models. */
+    private static void forwardWithoutLimit(HttpExchange exchange) throws IOException {
+        try (exchange) {
+            byte[] body = exchange.getRequestBody().readAllBytes();
+            HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(base + exchange.getRequestURI()))
+                    .method(exchange.getRequestMethod(), HttpRequest.BodyPublishers.ofByteArray(body));
+            String type = exchange.getRequestHeaders().getFirst("Content-Type");
+            if (type != null) {
+                request.header("Content-Type", type);
+            }
+            HttpResponse<byte[]> answer = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+            byte[] sent = answer.body();
+            if (exchange.getRequestURI().getPath().equals("/v1/models") && answer.statusCode() == 200) {
+                JsonNode models = JSON.readTree(sent);
+                models.get("data").forEach(m -> ((tools.jackson.databind.node.ObjectNode) m).remove("max_model_len"));
+                sent = JSON.writeValueAsBytes(models);
+            }
+            answer.headers()
+                    .firstValue("Content-Type")
+                    .ifPresent(v -> exchange.getResponseHeaders().set("Content-Type", v));
+            exchange.sendResponseHeaders(answer.statusCode(), sent.length == 0 ? -1 : sent.length);
+            exchange.getResponseBody().write(sent);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while forwarding", e);
+        }
+    }
+
+    @Test
+    void logprobsAndEchoAreRefusedNotIgnored() throws Exception {
+        // issue 31: they were ignored silently; vLLM would serve them, this server says it does not.
+        JsonNode logprobs = error(post("/v1/completions", "{\"prompt\":[5],\"max_tokens\":1,\"logprobs\":1}"));
+        assertThat(logprobs.get("message").asString())
+                .isEqualTo("'logprobs' is not served here: this server returns no log-probabilities; leave it out");
+        assertThat(logprobs.get("param").asString()).isEqualTo("logprobs");
+        assertThat(error(post("/v1/completions", "{\"prompt\":[5],\"max_tokens\":1,\"echo\":true}"))
+                        .get("param")
+                        .asString())
+                .isEqualTo("echo");
+        assertThat(post("/v1/completions", "{\"prompt\":[5],\"max_tokens\":1,\"echo\":false,\"logprobs\":null}")
+                        .statusCode())
+                .isEqualTo(200);
+    }
+
+    @Test
     void badRequestsGet400WithAMessage() throws Exception {
         assertThat(error(post("/v1/completions", "{\"prompt\":[5,260]}"))
                         .get("message")
                         .asString())
-                .isEqualTo("token id 260 at position 1 is out of vocabulary [0, 260)");
+                .isEqualTo("token id 260 at position 1 is out of vocabulary [0, 260) (GET /v1/models states it as"
+                        + " meta.n_vocab)");
         assertThat(post("/v1/completions", "{\"prompt\":[5,-1]}").statusCode()).isEqualTo(400);
         HttpResponse<String> badJson = post("/v1/completions", "{\"prompt\":");
         assertThat(badJson.statusCode()).isEqualTo(400);

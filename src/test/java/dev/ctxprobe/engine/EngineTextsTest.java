@@ -87,8 +87,53 @@ class EngineTextsTest {
         assertThat(c.trainContextTokens()).isEqualTo(1_048_576L);
         assertThat(LLAMA.explainLimit(c, 2_000_000))
                 .hasValueSatisfying(why -> assertThat(why)
-                        .isEqualTo("the slot context is capped at the model's training context of 1,048,576 tokens"
-                                + " (n_ctx_train)"));
+                        .isEqualTo("the slot context is capped at 1,048,576 tokens (the model's training context,"
+                                + " n_ctx_train)"));
+    }
+
+    @Test
+    void theBuildIsReadAndSlotAdviceNamesOnlyFlagsItHas() throws IOException {
+        Map<String, String> bodies = Map.of("/props", body(fixture("b11669-props.http")));
+        assertThat(LLAMA.statedCapacity(List.of(), bodies::get).build()).isEqualTo(11669L);
+        assertThat(LLAMA.statedInLog(List.of("main: build = 4748 (d07c6213)")).build())
+                .isEqualTo(4748L);
+        assertThat(LLAMA.statedInLog(List.of(
+                                "0.00.021.050 I cmn  common_param: common_params_print_info: build 11669 (Debian)"
+                                        + " with GNU 16.2.0 for Linux x86_64"))
+                        .build())
+                .isEqualTo(11669L);
+
+        ServedCapacity older =
+                new ServedCapacity(4096L, 4095L, null, 2, false, null, null, null, null, 4748L, List.of());
+        assertThat(LLAMA.explainLimit(older, 8192))
+                .hasValueSatisfying(
+                        why -> assertThat(why).contains("pass -np 1").doesNotContain("pass -np 1, or"));
+        ServedCapacity current =
+                new ServedCapacity(4096L, 4095L, null, 2, false, null, null, null, null, 11669L, List.of());
+        assertThat(LLAMA.explainLimit(current, 8192))
+                .hasValueSatisfying(why -> assertThat(why).contains("pass -np 1, or --kv-unified"));
+    }
+
+    @Test
+    void aKvCacheFullWhileServingIsSurfacedThoughEveryRequestWasAnswered() throws IOException {
+        assertThat(LLAMA.kvFullWarning(lines("b11669-kv-full-retries.log")))
+                .hasValueSatisfying(w -> assertThat(w)
+                        .startsWith("the server's KV cache was full 9 times while serving")
+                        .contains("retrying with smaller batch size")
+                        .contains("not all held at once"));
+        assertThat(LLAMA.kvFullWarning(lines("b11669-requests.log"))).isEmpty();
+    }
+
+    @Test
+    void aCapRaisedByYarnScalingIsSaidWithTheTrainingContextItScales() throws IOException {
+        ServedCapacity c = LLAMA.statedInLog(lines("b11669-startup-yarn-capped.log"));
+        assertThat(c.trainContextTokens()).isEqualTo(1_048_576L);
+        assertThat(c.cappedAt()).isEqualTo(2_097_152L);
+        assertThat(c.contextTokens()).isEqualTo(2_097_152L);
+        assertThat(LLAMA.explainLimit(c, 3_000_000))
+                .hasValueSatisfying(why -> assertThat(why)
+                        .isEqualTo("the slot context is capped at 2,097,152 tokens (the training context 1,048,576,"
+                                + " scaled by the rope scaling asked for)"));
     }
 
     @Test
@@ -226,6 +271,55 @@ class EngineTextsTest {
                 .isNull();
     }
 
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("quantizedVWithoutFlashAttention")
+    void aQuantizedVCacheWithoutFlashAttentionIsARejectedFlagWithItsOwnAdvice(String file) throws IOException {
+        Diagnosis d = LLAMA.diagnoseStartup(1, lines(file)).orElseThrow();
+        assertThat(d.failureClass()).as(d.detail()).isEqualTo(FailureClass.CONFIG_REJECTED);
+        assertThat(d.detail())
+                .containsIgnoringCase("V cache")
+                .contains("flash_attn")
+                .contains("pass -fa on, or keep -ctv f16")
+                .doesNotContain("check -m");
+        assertThat(String.join("\n", d.evidence())).contains("flash_attn");
+    }
+
+    static Stream<String> quantizedVWithoutFlashAttention() {
+        return Stream.of("b11669-quantized-v-without-fa.log", "b4748-quoted-v-quant-without-fa.log");
+    }
+
+    @Test
+    void aFailedInternalCheckIsTheCauseOfAnAbortNotTheDebuggersBacktrace() throws IOException {
+        Diagnosis d =
+                LLAMA.diagnoseStartup(134, lines("b11669-assert-abort.log")).orElseThrow();
+        assertThat(d.failureClass()).isEqualTo(FailureClass.STARTUP_CRASH);
+        assertThat(d.detail())
+                .contains("aborted (exit code 134, signal 6)")
+                .contains("GGML_ASSERT(n_outputs_max <= cparams.n_outputs_max) failed")
+                .doesNotContain("libthread_db")
+                .doesNotContain("ggml_abort");
+    }
+
+    @Test
+    void aCrashWhoseLogNamesNoCauseSaysSoAndQuotesTheLastPhase() throws IOException {
+        Diagnosis d = LLAMA.diagnoseStartup(139, lines("b11669-segfault-while-loading.log"))
+                .orElseThrow();
+        assertThat(d.failureClass()).isEqualTo(FailureClass.STARTUP_CRASH);
+        assertThat(d.detail())
+                .contains("signal 11")
+                .contains("the log names no cause")
+                .contains("its last line: init: llama threadpool init, n_threads = 100000")
+                .contains("run the command by hand")
+                .doesNotContain("OOM");
+        List<String> aborted = new ArrayList<>(lines("b11669-startup-np1.log").subList(0, 5));
+        aborted.addAll(lines("b4748-quoted-terminate.log"));
+        Diagnosis abort = LLAMA.diagnoseStartup(134, aborted).orElseThrow();
+        assertThat(abort.detail())
+                .contains("aborted (exit code 134, signal 6)")
+                .contains("the log names no cause; its last line: ")
+                .doesNotContain("terminate called");
+    }
+
     @Test
     void theAbortEveryOlderExitPrintsIsNeverTheCause() throws IOException {
         Diagnosis d =
@@ -343,6 +437,11 @@ class EngineTextsTest {
         String merged = "(EngineCore_DP0 pid=1) INFO 11-20 10:00:00 [kv_cache_utils.py:1000] GPU KV cache size:"
                 + " 10,576 tokens, Maximum concurrency for 4,096 tokens per request: 2.58x";
         assertThat(VLLM.readCapacity(List.of(merged)).kvCapacityTokens()).isEqualTo(10_576L);
+        // Issue 25: the engine's own statement of requests held at once, beside the capacity map.
+        assertThat(VLLM.statedInLog(List.of(merged)).maxConcurrency()).isEqualTo(2.58);
+        String older = "INFO 11-20 10:00:00 [kv_cache_utils.py:1000] Maximum concurrency for 1,049,600 tokens per"
+                + " request: 1.23x";
+        assertThat(VLLM.statedInLog(List.of(older)).maxConcurrency()).isEqualTo(1.23);
         // For hybrid and DeepSeek-V4 models the figure is max_concurrency * max_model_len: not a pool size.
         assertThat(VLLM.kvCapacitySteers()).isFalse();
         assertThat(SGLANG.kvCapacitySteers()).isTrue();
@@ -362,9 +461,59 @@ class EngineTextsTest {
         assertThat(c.contextTokens()).isEqualTo(13_528L);
         assertThat(c.maxPromptTokens()).isEqualTo(13_527L);
         assertThat(c.kvTokens()).isEqualTo(10_576L);
+        assertThat(c.maxConcurrency()).isEqualTo(2.58203125);
         ServedCapacity old = VLLM.statedCapacity(List.of(), Map.of("/metrics", older)::get);
         assertThat(old.kvTokens()).isEqualTo(661L * 16);
         assertThat(VLLM.statedCapacity(List.of(), path -> "not json").isEmpty()).isTrue();
+    }
+
+    // ---- openai: any OpenAI-compatible server ----
+
+    @Test
+    void anOpenAiEndpointStatesWhatItsModelsListGivesLlamaServersVocabularyOrVllmsLength() throws IOException {
+        EngineProfile openai = Engines.profile("openai");
+        // issue 31: against ctxprobe serve (vLLM's card with llama-server's meta) the default ids 1000..29999 were
+        // all outside its 260 and the search spent steps above the length the server stated.
+        String serve = "{\"object\":\"list\",\"data\":[{\"id\":\"ctxprobe-micro\",\"object\":\"model\","
+                + "\"max_model_len\":8192,\"meta\":{\"n_vocab\":260,\"n_ctx\":8192,\"n_ctx_train\":1048576}}]}";
+        ServedCapacity c = openai.statedCapacity(List.of(), Map.of("/v1/models", serve)::get);
+        assertThat(c.contextTokens()).isEqualTo(8192L);
+        assertThat(c.maxPromptTokens()).isEqualTo(8191L);
+        assertThat(c.vocabSize()).isEqualTo(260);
+        assertThat(openai.tokenRange(c).hi()).isLessThanOrEqualTo(260);
+        assertThat(openai.capacityHint(c, 0, false)).isPresent();
+
+        ServedCapacity llama =
+                openai.statedCapacity(List.of(), Map.of("/v1/models", body(fixture("b11669-v1-models.http")))::get);
+        assertThat(llama.vocabSize()).isEqualTo(260);
+        assertThat(llama.contextTokens())
+                .as("meta.n_ctx is split among slots: not a limit")
+                .isNull();
+
+        String vllm = "{\"object\":\"list\",\"data\":[{\"id\":\"m\",\"max_model_len\":13528}]}";
+        assertThat(openai.statedCapacity(List.of(), Map.of("/v1/models", vllm)::get)
+                        .contextTokens())
+                .isEqualTo(13_528L);
+    }
+
+    @Test
+    void anIdOutsideTheVocabularyPointsAtTokenIds() throws IOException {
+        Diagnosis llama = LLAMA.diagnoseResponse(400, body(fixture("b11669-invalid-token.http")));
+        assertThat(llama.detail())
+                .isEqualTo(
+                        "HTTP 400 from the server: Prompt contains invalid tokens; the prompt's token ids are not all"
+                                + " in the model's vocabulary: set the backend's token_ids to ids it has"
+                                + " (docs/experiment-file.md, backends)");
+        Diagnosis serve = Engines.profile("openai")
+                .diagnoseResponse(
+                        400,
+                        "{\"error\":{\"message\":\"token id 1000 at position 0 is out of vocabulary [0, 260) (GET"
+                                + " /v1/models states it as meta.n_vocab)\",\"type\":\"BadRequestError\","
+                                + "\"param\":\"prompt\",\"code\":400}}");
+        assertThat(serve.failureClass()).isEqualTo(FailureClass.HTTP_ERROR);
+        assertThat(serve.detail()).contains("set the backend's token_ids");
+        Diagnosis other = LLAMA.diagnoseResponse(400, "{\"error\":{\"message\":\"bad temperature\"}}");
+        assertThat(other.detail()).doesNotContain("token_ids");
     }
 
     // ---- SGLang ----
@@ -378,6 +527,10 @@ class EngineTextsTest {
         ServedCapacity stated = SGLANG.statedInLog(List.of(cpu));
         assertThat(stated.kvTokens()).isEqualTo(20_480L);
         assertThat(stated.contextTokens()).isEqualTo(32_768L);
+        assertThat(stated.maxRunningRequests()).isEqualTo(1);
+        assertThat(SGLANG.statedInLog(List.of(gpu.replace("max_running_requests=1", "max_running_requests=4096")))
+                        .maxRunningRequests())
+                .isEqualTo(4_096);
         String oom = "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.";
         assertThat(SGLANG.diagnoseStartup(1, List.of(cpu, oom)).orElseThrow().detail())
                 .startsWith("not enough memory for the KV cache");

@@ -21,7 +21,8 @@ class ResponseDiagnosisTest {
                                 + "\"type\":\"BadRequestError\",\"param\":null,\"code\":400}",
                         FailureClass.REQUEST_REJECTED,
                         65_534L,
-                        "HTTP 400: the server rejected the prompt as too long (limit 65,534 tokens): Input length"),
+                        "HTTP 400: the server rejected the prompt as too long (the longest prompt it takes is 65,533 tokens):"
+                                + " Input length"),
                 Arguments.of(
                         "sglang",
                         200,
@@ -29,7 +30,8 @@ class ResponseDiagnosisTest {
                                 + " context length (1,048,576 tokens).\", \"code\": 400}}",
                         FailureClass.REQUEST_REJECTED,
                         1_048_576L,
-                        "error event in a 200 stream: the server rejected the prompt as too long (limit 1,048,576"),
+                        "error event in a 200 stream: the server rejected the prompt as too long (the longest prompt it takes"
+                                + " is 1,048,575"),
                 Arguments.of(
                         "sglang-kunlun",
                         200,
@@ -95,7 +97,7 @@ class ResponseDiagnosisTest {
                                 + "\"n_ctx\":40960}}",
                         FailureClass.REQUEST_REJECTED,
                         40_960L,
-                        "(limit 40,960 tokens): the request exceeds the available context size"),
+                        "(the longest prompt it takes is 40,959 tokens): the request exceeds the available context size"),
                 Arguments.of(
                         "trtllm",
                         400,
@@ -112,7 +114,7 @@ class ResponseDiagnosisTest {
                                 + " Given: 4096 `inputs` tokens and 1 `max_new_tokens`\",\"error_type\":\"validation\"}",
                         FailureClass.REQUEST_REJECTED,
                         4_096L,
-                        "HTTP 422: the server rejected the prompt as too long (limit 4,096 tokens)"),
+                        "HTTP 422: the server rejected the prompt as too long (the longest prompt it takes is 4,095 tokens)"),
                 Arguments.of(
                         "tgi",
                         200,
@@ -120,7 +122,7 @@ class ResponseDiagnosisTest {
                                 + " Given: 5000\",\"error_type\":\"validation\"}",
                         FailureClass.REQUEST_REJECTED,
                         4_095L,
-                        "limit 4,095 tokens"),
+                        "the longest prompt it takes is 4,094 tokens"),
                 Arguments.of(
                         "embedded",
                         400,
@@ -138,7 +140,7 @@ class ResponseDiagnosisTest {
                                 + " length (65534 tokens).\"}",
                         FailureClass.REQUEST_REJECTED,
                         65_534L,
-                        "limit 65,534 tokens"),
+                        "the longest prompt it takes is 65,533 tokens"),
                 Arguments.of(
                         "lmdeploy",
                         400,

@@ -233,7 +233,8 @@ class StartupDiagnosisTest {
                         FailureClass.STARTUP_CRASH,
                         null,
                         null,
-                        "code 137 (killed by signal 9, e.g. the kernel's OOM killer) during startup: Loading"));
+                        "was killed (exit code 137, signal 9: the kernel's OOM killer or an operator) during startup: the log"
+                                + " names no cause; its last line: Loading"));
     }
 
     @ParameterizedTest(name = "{0} exit {1}: {3}")

@@ -43,6 +43,9 @@ class DefaultsTest {
                 arguments("`timeouts`", "request_s", Defaults.REQUEST.toSeconds()),
                 arguments("`timeouts`", "shutdown_s", Defaults.SHUTDOWN.toSeconds()),
                 arguments("`timeouts`", "queue_s", Defaults.QUEUE.toSeconds()),
+                arguments("`timeouts`", "fatal_grace_s", Defaults.FATAL_GRACE.toSeconds()),
+                arguments("`timeouts`", "stall_s", Defaults.STALL.toSeconds()),
+                arguments("`timeouts`", "progress_s", Defaults.PROGRESS.toSeconds()),
                 arguments("`backends`", "host", Defaults.HOST),
                 arguments("`limits`", "server_log_mib", Defaults.SERVER_LOG_MIB));
     }

@@ -57,6 +57,7 @@ class ExperimentChecksTest {
                 "model: /m|model: !custom /m|2|8|the YAML tag '!custom' means nothing",
                 "model: /m|model: /m\\nsecrets: [MY KEY]|3|11|secrets lists environment variable names",
                 "model: /m|model: /m\\npass_env: ['*']|3|12|pass_env lists environment variable names or prefixes",
+                "model: /m|model: /m\\nsecret_flags: ['--auth=x']|3|16|secret_flags lists flags whose values are secret",
                 "model: /m|model: /m\\nlimits: {response_mib: 0}|3|24|limits.response_mib is 1 to 65,536",
                 "model: /m|model: /m\\nlimits: {server_log_mib: 99999999}|3|26|limits.server_log_mib is 1 to",
             })
@@ -68,6 +69,28 @@ class ExperimentChecksTest {
         assertThat(e.getMessage()).contains(words);
         assertThat(e.line()).as(e.getMessage()).isEqualTo(line);
         assertThat(e.column()).as(e.getMessage()).isEqualTo(column);
+    }
+
+    @Test
+    void namesTheFileSystemCannotHoldAreRefused() throws ExperimentError {
+        String longest = "b".repeat(ValueChecks.BACKEND_NAME_MAX);
+        assertThat(loader.parse(FILE, GOOD.replace("- name: a", "- name: " + longest))
+                        .backends()
+                        .getFirst()
+                        .name())
+                .hasSize(ValueChecks.BACKEND_NAME_MAX);
+        ExperimentError backend = catchThrowableOfType(
+                ExperimentError.class,
+                () -> loader.parse(FILE, GOOD.replace("- name: a", "- name: " + "b".repeat(300))));
+        assertThat(backend.getMessage()).contains("the backend name is 300 characters long", "at most 255 bytes");
+        assertThat(backend.line()).isEqualTo(11);
+        ExperimentError experiment = catchThrowableOfType(
+                ExperimentError.class,
+                () -> loader.parse(FILE, GOOD.replace("experiment: t1", "experiment: " + "e".repeat(300))));
+        assertThat(experiment.getMessage()).contains("the experiment name is 300 characters long");
+        assertThat(experiment.line()).isEqualTo(1);
+        assertThat(ValueChecks.BACKEND_NAME_MAX + "_ctx_2147483647_n10000.999.sbatch.sh".length())
+                .isEqualTo(255);
     }
 
     @Test

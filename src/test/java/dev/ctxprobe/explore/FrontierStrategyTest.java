@@ -40,6 +40,43 @@ class FrontierStrategyTest {
     }
 
     @Test
+    void withinAStatedLimitTheSearchStartsAtItAndAPassThereIsTheAnswer() {
+        // An openai endpoint stated max_model_len 300,001: prompts of up to 300,000 tokens (docs/engines.md, openai).
+        Strategy search = new FrontierStrategy(SEEDS).within(300_000);
+        List<Probe> probes = new ArrayList<>();
+
+        assertThat(search.largestTarget()).isEqualTo(299_776L);
+        assertThat(search.nextTarget(probes)).hasValue(299_776L);
+        probes.add(new Probe(299_776L, dev.ctxprobe.results.Outcome.OK, 300_001L, HintKind.MAX_MODEL_LEN));
+        assertThat(search.nextTarget(probes)).isEmpty();
+        Frontier f = search.answer(probes);
+        assertThat(f.maxOkTarget()).isEqualTo(299_776L);
+        assertThat(f.minFailedTarget()).isNull();
+        assertThat(f.stoppedBecause()).isNull();
+        // The same pass without a stated limit is a range that fits, and the search goes on above it.
+        assertThat(new FrontierStrategy(SEEDS).nextTarget(probes)).isPresent();
+    }
+
+    @Test
+    void withinAStatedLimitAFailureAtItIsSearchedBelowNeverAbove() {
+        Strategy search = new FrontierStrategy(SEEDS).within(300_000);
+        List<Probe> probes = drive(search, SimulatedEngine.vllmLike(200_000, PAD));
+
+        assertThat(probes).extracting(Probe::target).first().isEqualTo(299_776L);
+        assertThat(probes).allSatisfy(p -> assertThat(p.target()).isLessThanOrEqualTo(300_000L));
+        assertThat(search.answer(probes).maxOkTarget()).isEqualTo(SEEDS.alignDown(200_000 - PAD));
+    }
+
+    @Test
+    void aStatedLimitAboveMaxOrBelowMinLeavesTheSearchAsGiven() {
+        FrontierStrategy search = new FrontierStrategy(SEEDS);
+
+        assertThat(search.within(2_000_000)).isSameAs(search);
+        assertThat(search.within(SEEDS.max())).isSameAs(search);
+        assertThat(search.within(65_000)).isSameAs(search);
+    }
+
+    @Test
     void aServerThatSizedItselfIsCheckedOneAlignAboveAtOnce() {
         // vLLM's --max-model-len auto fitted 1,000,000; the first step was measured at the target that allows.
         long fitted = 1_000_000;

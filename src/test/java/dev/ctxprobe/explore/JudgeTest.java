@@ -53,7 +53,9 @@ class JudgeTest {
                 null,
                 List.of(),
                 error,
-                answered ? 200 : 0);
+                answered ? 200 : 0,
+                null,
+                "");
     }
 
     private static Optional<StepFailure> judge(String engine, RequestRecord r, Termination ended) {
@@ -117,6 +119,26 @@ class JudgeTest {
     }
 
     @Test
+    void aServerThatSaysItIsUpWhereNothingAnswersListensElsewhere() {
+        List<String> log = List.of("INFO:     Started server process", "INFO:     Application startup complete.");
+        StepFailure elsewhere = Judge.startup(
+                Engines.profile("vllm"),
+                new Readiness.TimedOut(Duration.ofSeconds(20), "connection refused"),
+                log,
+                "127.0.0.1:8000");
+        assertThat(elsewhere.failureClass()).isEqualTo(FailureClass.STARTUP_TIMEOUT);
+        assertThat(elsewhere.detail())
+                .contains("the log says the server is up, but nothing answered on 127.0.0.1:8000")
+                .doesNotContain("still loading");
+        StepFailure loading = Judge.startup(
+                Engines.profile("vllm"),
+                new Readiness.TimedOut(Duration.ofSeconds(20), "connection refused"),
+                List.of("INFO:     Started server process"),
+                "127.0.0.1:8000");
+        assertThat(loading.detail()).doesNotContain("nothing answered on");
+    }
+
+    @Test
     void aRefusalInsideA200StreamIsRequestRejectedWithTheLimit() {
         RequestRecord sglang = record(
                 200,
@@ -160,6 +182,45 @@ class JudgeTest {
     }
 
     @Test
+    void aPromptCountWrittenAsTextIsSaidAsSuchNotAsNone() {
+        RequestRecord none = ok(null, 1);
+        assertThat(judge("vllm", none, null).orElseThrow().detail()).contains("reported no usage.prompt_tokens");
+        for (String written : List.of("\"1024\"", "1e400")) {
+            RequestRecord r = new RequestRecord(
+                    none.index(),
+                    none.warmup(),
+                    none.targetLen(),
+                    none.httpStatus(),
+                    none.outcome(),
+                    null,
+                    none.completionTokens(),
+                    none.finishReason(),
+                    none.choiceEvents(),
+                    none.sawDone(),
+                    none.tStartNanos(),
+                    none.tSendNanos(),
+                    none.tFirstNanos(),
+                    none.tLastNanos(),
+                    none.tEndNanos(),
+                    none.sendMs(),
+                    none.ttftMs(),
+                    none.e2eMs(),
+                    none.tpotMs(),
+                    none.itlMs(),
+                    none.errorText(),
+                    none.bytesReceived(),
+                    none.cachedTokens(),
+                    none.textHead(),
+                    written);
+            StepFailure f = judge("vllm", r, null).orElseThrow();
+            assertThat(f.failureClass()).isEqualTo(FailureClass.TOKEN_MISMATCH);
+            assertThat(f.detail())
+                    .contains("reported usage.prompt_tokens as " + written + ", not a whole number")
+                    .doesNotContain("reported no");
+        }
+    }
+
+    @Test
     void lmdeploysEmptyAnswerIsTruncation() {
         StepFailure f = judge("lmdeploy", ok((int) TARGET, 0), null).orElseThrow();
         assertThat(f.failureClass()).isEqualTo(FailureClass.TRUNCATED);
@@ -183,6 +244,13 @@ class JudgeTest {
     void aHangIsATimeoutAndGarbageAnHttpError() {
         RequestRecord hung = record(200, RequestOutcome.TIMEOUT, null, null, "no event within 30 s");
         assertThat(judge("vllm", hung, null).orElseThrow().failureClass()).isEqualTo(FailureClass.TIMEOUT);
+        // A streaming server answers 200 with its headers at once; the body comes with the first token.
+        assertThat(judge("vllm", hung, null).orElseThrow().detail())
+                .contains("the server answered 200 with its headers, then sent no byte of the body")
+                .doesNotContain("0 bytes received");
+        RequestRecord silent = record(0, RequestOutcome.TIMEOUT, null, null, "no status within 30 s");
+        assertThat(judge("vllm", silent, null).orElseThrow().detail())
+                .contains("nothing came back, not even a status line");
         // A hang is a hang even if the server died later: the request was not cut by the death.
         assertThat(Judge.mayMeanCrash(Engines.profile("vllm"), hung)).isFalse();
 
@@ -219,6 +287,21 @@ class JudgeTest {
                 ServedCapacity.NONE,
                 0));
         assertThat(f.orElseThrow().phase()).isEqualTo(Phase.WARMUP);
+    }
+
+    @Test
+    void aSigkillTheKernelsCountClearsIsSaidToComeFromOutside() {
+        List<String> log = List.of("INFO Initializing a V1 LLM engine");
+        Termination outside = new Termination(
+                null,
+                9,
+                Ended.Reason.EXITED,
+                "killed from outside: not the OOM killer of this cgroup (oom_kill"
+                        + " unchanged at 0), so an operator or another program");
+        StepFailure f =
+                Judge.startup(Engines.profile("vllm"), new Readiness.Exited(Duration.ofSeconds(3), outside), log);
+        assertThat(f.failureClass()).isEqualTo(FailureClass.STARTUP_CRASH);
+        assertThat(f.detail()).contains("signal 9: killed from outside").doesNotContain("OOM killer or");
     }
 
     @Test

@@ -190,7 +190,9 @@ final class MemoryDeployment implements Launcher, ServerClient {
                         null,
                         List.of(),
                         "no answer within request_s",
-                        0);
+                        0,
+                        null,
+                        "");
             }
             return new RequestRecord(
                     index,
@@ -214,7 +216,9 @@ final class MemoryDeployment implements Launcher, ServerClient {
                     null,
                     List.of(),
                     null,
-                    10);
+                    10,
+                    null,
+                    "");
         }
 
         @Override

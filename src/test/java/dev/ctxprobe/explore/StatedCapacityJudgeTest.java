@@ -27,7 +27,7 @@ class StatedCapacityJudgeTest {
 
     /** What b11669 states with {@code -c 8192 -np 2}: two slots of 4,096, no unified KV cache. */
     private static final ServedCapacity TWO_SLOTS =
-            new ServedCapacity(4096L, 4095L, null, 2, false, 1_048_576L, 260, null, List.of("GET /props"));
+            new ServedCapacity(4096L, 4095L, null, 2, false, 1_048_576L, 260, null, null, null, List.of("GET /props"));
 
     private static RequestRecord answer(long target, int status, RequestOutcome outcome, Integer prompt, String err) {
         long t = 1_000_000_000L;
@@ -54,7 +54,9 @@ class StatedCapacityJudgeTest {
                 null,
                 List.of(),
                 err,
-                0);
+                0,
+                null,
+                "");
     }
 
     private static StepFailure judge(
@@ -75,7 +77,7 @@ class StatedCapacityJudgeTest {
         assertThat(f.named().maxContextHint()).isEqualTo(4096L);
         assertThat(f.named().hintKind()).isEqualTo(HintKind.PROMPT_LEN);
         assertThat(f.detail())
-                .contains("(limit 4,096 tokens)")
+                .contains("(the longest prompt it takes is 4,095 tokens)")
                 .contains("each of the 2 slots holds 4,096 tokens")
                 .contains("pass -np 1, or --kv-unified");
     }
@@ -84,7 +86,8 @@ class StatedCapacityJudgeTest {
     void aRefusalWithoutANumberTakesTheStatedContextAsItsHint() {
         String b4748 = "{\"error\":{\"code\":400,\"message\":\"the request exceeds the available context size. try"
                 + " increasing the context size or enable context shift\",\"type\":\"invalid_request_error\"}}";
-        ServedCapacity oneSlot = new ServedCapacity(8192L, 8191L, null, 1, null, null, null, null, List.of("log"));
+        ServedCapacity oneSlot =
+                new ServedCapacity(8192L, 8191L, null, 1, null, null, null, null, null, null, List.of("log"));
         StepFailure f = judge(
                 LLAMA, 9000, answer(9000, 200, RequestOutcome.ERROR_EVENT, null, b4748), List.of(), oneSlot, 9000);
         assertThat(f.failureClass()).isEqualTo(FailureClass.REQUEST_REJECTED);
@@ -95,7 +98,17 @@ class StatedCapacityJudgeTest {
     @Test
     void noOutputAtTheStatedKvCapacityIsTheKnownHangNotAPlainTimeout() {
         ServedCapacity fitted = new ServedCapacity(
-                10_576L, 10_575L, 10_576L, null, null, null, null, null, List.of("GET /v1/models", "GET /metrics"));
+                10_576L,
+                10_575L,
+                10_576L,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                null,
+                List.of("GET /v1/models", "GET /metrics"));
         RequestRecord silent = answer(10_500, 0, RequestOutcome.TIMEOUT, null, "InterruptedIOException: timeout");
         StepFailure hang = judge(VLLM, 10_500, silent, List.of(), fitted, 10_576);
         assertThat(hang.failureClass()).isEqualTo(FailureClass.TIMEOUT);
@@ -123,13 +136,16 @@ class StatedCapacityJudgeTest {
     @Test
     void aStatedCapacityIsAHintOnlyWhenItIsMoreThanTheConfiguredLengthReadBack() {
         // -c 9300 rounded up to 9472 by b11669: the configuration read back, nothing learnt.
-        ServedCapacity echo = new ServedCapacity(9472L, 9471L, null, 1, false, null, null, null, List.of("log"));
+        ServedCapacity echo =
+                new ServedCapacity(9472L, 9471L, null, 1, false, null, null, null, null, null, List.of("log"));
         assertThat(LLAMA.capacityHint(echo, 9300, false)).isEmpty();
         // A fixed -c 5000 (5120) below what the step asked for: the server's real limit.
-        ServedCapacity fixed = new ServedCapacity(5120L, 5119L, null, 1, false, null, null, null, List.of("log"));
+        ServedCapacity fixed =
+                new ServedCapacity(5120L, 5119L, null, 1, false, null, null, null, null, null, List.of("log"));
         assertThat(LLAMA.capacityHint(fixed, 9216, false)).hasValue(new Limit(5120, HintKind.PROMPT_LEN));
         // vLLM fitted itself with auto: its length limits max_model_len, the search's launches.
-        ServedCapacity fitted = new ServedCapacity(20_000L, 19_999L, 20_000L, null, null, null, null, 1_048_576L, null);
+        ServedCapacity fitted =
+                new ServedCapacity(20_000L, 19_999L, 20_000L, null, null, null, null, 1_048_576L, null, null, null);
         assertThat(VLLM.capacityHint(fitted, 0, true)).hasValue(new Limit(20_000, HintKind.MAX_MODEL_LEN));
         assertThat(VLLM.capacityHint(fitted, 20_000, false)).isEmpty();
     }
@@ -145,7 +161,8 @@ class StatedCapacityJudgeTest {
         // The profile's own kind is PROMPT_LEN; the rule's kind wins, so the search probes hint - pad at once.
         assertThat(p.hintKind()).isEqualTo(HintKind.MAX_MODEL_LEN);
 
-        ServedCapacity fitted = new ServedCapacity(20_000L, 19_999L, 20_000L, null, null, null, null, null, null);
+        ServedCapacity fitted =
+                new ServedCapacity(20_000L, 19_999L, 20_000L, null, null, null, null, null, null, null, null);
         Scenario hung = Scenario.builder("vllm", 19_968, 19_984, "vllm serve")
                 .outcome(Outcome.failed(FailureClass.TIMEOUT), "request failed", null)
                 .server(Scenario.Server.ofHints(null, null, null).withCapacity(fitted), null)

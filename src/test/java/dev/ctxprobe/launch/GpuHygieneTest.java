@@ -78,4 +78,26 @@ class GpuHygieneTest {
         assertThat(gpu.preflight(Map.of(), Duration.ZERO)).isEmpty();
         assertThat(gpu.usedMiB()).isNull();
     }
+
+    @Test
+    void onAMachineWithAcceleratorsServersRunTogetherOnlyOnDevicesOfTheirOwn() throws Exception {
+        LocalLauncher launcher = new LocalLauncher(null, probe());
+        assertThat(launcher.canRunTogether(Map.of(), Map.of())).isFalse();
+        assertThat(launcher.canRunTogether(Map.of("CUDA_VISIBLE_DEVICES", "0"), Map.of("CUDA_VISIBLE_DEVICES", "0,1")))
+                .isFalse();
+        assertThat(launcher.canRunTogether(Map.of("CUDA_VISIBLE_DEVICES", "0"), Map.of("CUDA_VISIBLE_DEVICES", "1")))
+                .isTrue();
+    }
+
+    @Test
+    void onACpuMachineServersRunTogether() throws Exception {
+        // issue 31: --parallel 2 took turns on a CPU machine, as if the unset CUDA_VISIBLE_DEVICES shared a device.
+        LocalLauncher launcher = new LocalLauncher(
+                null,
+                new HardwareProbe(
+                        c -> CommandResult.failed(c, CommandResult.NOT_INSTALLED),
+                        Files.writeString(dir.resolve("c"), "model name\t: x\n"),
+                        Files.writeString(dir.resolve("h"), "h\n")));
+        assertThat(launcher.canRunTogether(Map.of(), Map.of())).isTrue();
+    }
 }

@@ -2,8 +2,10 @@ package dev.ctxprobe.launch;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.ctxprobe.engine.EngineProfile;
 import dev.ctxprobe.engines.Engines;
 import dev.ctxprobe.results.Ended;
+import dev.ctxprobe.results.FailureClass;
 import dev.ctxprobe.testengine.TestEngine;
 import dev.ctxprobe.testengine.TestEngines;
 import java.nio.file.Files;
@@ -12,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -151,6 +154,65 @@ class LocalLauncherIT {
         assertThat(r.after()).isLessThan(Duration.ofSeconds(10));
     }
 
+    /**
+     * A server that says why and exits at once, on a machine busy with other work: its exit may be seen before its
+     * line has left the pipe, and the step is judged from the log. Every launch must be judged from the whole log,
+     * whatever the scheduler does (an idle reader is not a finished one).
+     */
+    @Test
+    void aFastExitIsJudgedFromItsWholeLogUnderLoad() throws Exception {
+        EngineProfile llamacpp = Engines.profile("llamacpp");
+        AtomicBoolean busy = new AtomicBoolean(true);
+        List<Thread> load = new ArrayList<>();
+        for (int i = 0; i < 2 * Runtime.getRuntime().availableProcessors(); i++) {
+            load.add(Thread.ofPlatform().daemon().start(() -> {
+                long x = 0;
+                while (busy.get()) {
+                    x += System.nanoTime() % 7;
+                }
+                if (x == 42) {
+                    System.out.print("");
+                }
+            }));
+        }
+        try {
+            for (int launch = 1; launch <= 50; launch++) {
+                ServerHandle h = launch(
+                        "echo 'error: invalid argument: --no-such-flag' >&2; exit 1",
+                        Duration.ofSeconds(30),
+                        Duration.ofSeconds(5));
+                Readiness r = h.awaitReady();
+                assertThat(r).as("launch %d", launch).isInstanceOf(Readiness.Exited.class);
+                List<String> log = ServerLog.lines(dir.resolve("logs/s.log"));
+                assertThat(log).as("launch %d", launch).contains("error: invalid argument: --no-such-flag");
+                assertThat(llamacpp.diagnoseStartup(1, log))
+                        .as("launch %d", launch)
+                        .hasValueSatisfying(d -> assertThat(d.failureClass()).isEqualTo(FailureClass.CONFIG_REJECTED));
+                h.stop();
+                started.remove(h);
+            }
+        } finally {
+            busy.set(false);
+            for (Thread t : load) {
+                t.join();
+            }
+        }
+    }
+
+    /** A kill -9 from outside is no out-of-memory kill where the kernel's count says so. */
+    @Test
+    void aSigkillFromOutsideIsNotCalledTheOomKillers() throws Exception {
+        ServerHandle h = launch("kill -9 $$", Duration.ofSeconds(30), Duration.ofSeconds(5));
+        Readiness r = h.awaitReady();
+        assertThat(r).isInstanceOfSatisfying(Readiness.Exited.class, x -> {
+            assertThat(x.how().signal()).isEqualTo(9);
+            if (OomKills.count() != null) {
+                assertThat(x.how().reason()).isEqualTo(Ended.Reason.EXITED);
+                assertThat(x.how().detail()).startsWith("killed from outside: not the OOM killer");
+            }
+        });
+    }
+
     @Test
     void aServerThatNeverAnswersTimesOut() throws Exception {
         ServerHandle h = launch("sleep 300", Duration.ofMillis(700), Duration.ofSeconds(5));
@@ -195,7 +257,7 @@ class LocalLauncherIT {
         String log = Files.readString(dir.resolve("logs/chatty.log"));
         assertThat(Files.size(dir.resolve("logs/chatty.log"))).isLessThanOrEqualTo(128 * 1024 + 200);
         assertThat(log)
-                .startsWith("first line\ntoken ***\n")
+                .startsWith("first line\ntoken <masked>\n")
                 .contains("ctxprobe left out")
                 .endsWith("filler line 19999 of the log\nlast line\n")
                 .doesNotContain("sk-0123456789");

@@ -47,7 +47,9 @@ class StepMetricsTest {
                 answered && tokens > 1 ? (e2e - ttftMs) / (tokens - 1) : null,
                 answered ? java.util.Collections.nCopies(tokens - 1, 10.0) : List.of(),
                 answered ? null : "boom",
-                100);
+                100,
+                null,
+                "");
     }
 
     @Test

@@ -20,19 +20,22 @@ class DeepSeekPredictionTest {
     private static final String H200 = "experiments/dsv4-h200.yaml";
 
     @Test
-    void deepSeekV4IsConfigBoundOnBothEnginesWithoutAnyMemoryFacts() throws ExperimentError {
+    void deepSeekV4IsConfigBoundOnBothEnginesWithTheMemoryItsHardwareNameStates() throws ExperimentError {
         Experiment e = Fixtures.experiment(H200);
-        Prediction plan = Predictor.plan(
-                e,
-                PredictInputs.none().withModelConfig(Fixtures.resource("deepseek-v4-flash.config.json")),
-                Engines::sizing);
+        Prediction plan = Predictor.plan(e, PredictInputs.none().withModelConfig(Fixtures.V4_FLASH), Engines::sizing);
 
         for (String backend : new String[] {"sglang", "vllm"}) {
             BackendPrediction p = Fixtures.backend(plan, backend);
             assertThat(p.target()).as(backend).isEqualTo(1_047_552L);
             assertThat(p.bound()).as(backend).isEqualTo(Bound.MODEL_CONFIG);
             assertThat(p.summary()).contains("1,048,576").contains("max_position_embeddings");
-            assertThat(p.missing()).extracting(Missing::name).contains("memory per device", "weights");
+            // The memory comes from the declared hardware.name '8x NVIDIA H200 143GB' (143 x 1,000 MiB).
+            assertThat(p.missing()).extracting(Missing::name).containsExactly("weights");
+            assertThat(p.inputs()).anySatisfy(i -> {
+                assertThat(i.name()).isEqualTo("memory per device");
+                assertThat(i.value()).startsWith("139.65 GiB");
+                assertThat(i.where()).isEqualTo("hardware.name '8x NVIDIA H200 143GB'");
+            });
             assertThat(p.inputs())
                     .anySatisfy(i -> assertThat(i.name()).isEqualTo("model config"))
                     .anySatisfy(i -> {
@@ -48,7 +51,7 @@ class DeepSeekPredictionTest {
         // The seed's machine: 8 x H200 (143,771 MiB each, about 140 GiB). The checkpoint's size is not in the
         // trimmed config: 160 GiB is assumed for it, far from mattering at these memory sizes.
         PredictInputs inputs = PredictInputs.none()
-                .withModelConfig(Fixtures.resource("deepseek-v4-flash.config.json"))
+                .withModelConfig(Fixtures.V4_FLASH)
                 .withHardware(8, 140.0)
                 .withWeightsGib(160.0);
         Prediction plan = Predictor.plan(e, inputs, Engines::sizing);
@@ -101,9 +104,7 @@ class DeepSeekPredictionTest {
     void theSeedsLastTargetIsFlaggedAsAboveTheModelsOwnLimit() throws ExperimentError {
         Experiment e = Fixtures.experiment(H200);
         var warnings = Predictor.unreachableTargets(
-                e,
-                PredictInputs.none().withModelConfig(Fixtures.resource("deepseek-v4-flash.config.json")),
-                Engines::sizing);
+                e, PredictInputs.none().withModelConfig(Fixtures.V4_FLASH), Engines::sizing);
 
         assertThat(warnings).extracting(TargetWarning::backend).containsExactly("sglang", "vllm");
         for (TargetWarning w : warnings) {

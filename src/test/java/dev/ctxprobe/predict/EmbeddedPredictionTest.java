@@ -38,4 +38,23 @@ class EmbeddedPredictionTest {
                 });
         assertThat(plan.warnings()).isEmpty();
     }
+
+    @Test
+    void parallelSlotsEachHoldTheirShareOfTheContext() throws Exception {
+        Prediction plan = Predictor.plan(
+                Fixtures.experiment("experiments/capacity-demo.yaml"), PredictInputs.none(), Engines::sizing);
+        BackendPrediction p = Fixtures.backend(plan, "embedded");
+
+        // --ctx-size 4096 --parallel 2: each slot holds 2,048 tokens, a prompt and one output token fit up to 2,047,
+        // aligned down to 16: 2,032 (the example's run finds the same frontier).
+        assertThat(p.largestTarget()).isEqualTo(2_047);
+        assertThat(p.target()).isEqualTo(2_032);
+        assertThat(p.bound()).isEqualTo(Bound.ENGINE_SLOTS);
+        assertThat(p.summary()).contains("the slot's context 2,048 (n_ctx 4,096 / --parallel 2)");
+        assertThat(p.inputs()).anySatisfy(i -> {
+            assertThat(i.name()).isEqualTo("--parallel");
+            assertThat(i.value()).isEqualTo("2");
+            assertThat(i.source()).isEqualTo(Source.FLAG);
+        });
+    }
 }

@@ -12,6 +12,9 @@ import java.nio.file.Path;
 final class Fixtures {
     private static final ExperimentLoader LOADER = Experiments.loader();
 
+    /** DeepSeek-V4-Flash's config as shipped beside the seeds' experiments (docs/plan.md). */
+    static final Path V4_FLASH = Path.of("experiments/models/deepseek-v4-flash.config.json");
+
     private Fixtures() {}
 
     /** A shipped experiment file, e.g. {@code experiments/dsv4-h200.yaml}. */

@@ -53,7 +53,7 @@ class MissingInputsTest {
 
     @Test
     void withAConfigButNoMemoryTheConfigBoundIsStillGiven() throws Exception {
-        String config = Fixtures.resource("deepseek-v4-flash.config.json").toString();
+        String config = Fixtures.V4_FLASH.toAbsolutePath().toString();
         BackendPrediction p = only(experiment(
                 "model_config: \"" + config + "\"", "vllm", "vllm serve {model} --max-model-len {max_model_len}"));
 
@@ -117,7 +117,7 @@ class MissingInputsTest {
 
     @Test
     void anEngineWhoseMemoryIsNotModelledFallsBackToTheConfigBoundAndSaysSo() throws Exception {
-        String config = Fixtures.resource("deepseek-v4-flash.config.json").toString();
+        String config = Fixtures.V4_FLASH.toAbsolutePath().toString();
         BackendPrediction p = only(experiment(
                 "model_config: \"" + config + "\"", "trtllm", "trtllm-serve {model} --max_seq_len {max_model_len}"));
 

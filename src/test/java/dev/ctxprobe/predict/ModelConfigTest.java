@@ -19,7 +19,7 @@ class ModelConfigTest {
 
     @Test
     void theRealDeepSeekConfigsAreRecognised() throws Exception {
-        ModelConfig v4 = ModelConfig.read(Fixtures.resource("deepseek-v4-flash.config.json"));
+        ModelConfig v4 = ModelConfig.read(Fixtures.V4_FLASH);
         assertThat(v4.layout()).isEqualTo(ModelConfig.Layout.DEEPSEEK_V4);
         // 43 layers: the 44th ratio belongs to the multi-token-prediction layer.
         assertThat(v4.compressRatios()).hasSize(43);

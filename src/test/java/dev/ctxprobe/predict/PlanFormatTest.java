@@ -16,7 +16,7 @@ class PlanFormatTest {
     static void predict() throws Exception {
         plan = Predictor.plan(
                 Fixtures.experiment("experiments/dsv4-h200.yaml"),
-                PredictInputs.none().withModelConfig(Fixtures.resource("deepseek-v4-flash.config.json")),
+                PredictInputs.none().withModelConfig(Fixtures.V4_FLASH),
                 Engines::sizing);
     }
 
@@ -27,7 +27,7 @@ class PlanFormatTest {
         assertThat(text).startsWith("plan for dsv4_h200_max_context_length (experiments/dsv4-h200.yaml)\n");
         assertThat(text).contains("\nsglang  predicted 1,047,552 tokens (set by the model config)\n");
         assertThat(text).contains("\nvllm    predicted 1,047,552 tokens (set by the model config)\n");
-        assertThat(text).contains("  missing:\n    memory per device: ");
+        assertThat(text).contains("  missing:\n    weights: ");
         assertThat(text).contains("warnings:\n  sglang: sweep.targets[8]: target 1,048,576");
     }
 

@@ -1,7 +1,9 @@
 package dev.ctxprobe.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.offset;
 
+import java.awt.BasicStroke;
 import java.awt.image.BufferedImage;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -59,6 +61,54 @@ class ChartsTest {
         // 65,536 tokens in a mean TTFT of 390.7 ms; the seed's input_token_throughput says 18,557.
         assertThat(data.getYValue(0, at64k)).isBetween(167_737.0, 167_738.0);
         assertThat(plot.getRangeAxis().getLabel()).isEqualTo("tokens/s (target / mean TTFT)");
+    }
+
+    @Test
+    void theTtftChartDrawsEachBackendsPrefillFloorAsADashedLine() {
+        List<ReportInput> seeds =
+                ReportFixtures.read(ReportFixtures.SEEDS.resolve("dsv4_h200_max_context_length.json"));
+        Charts.Chart ttft = Charts.of(seeds, Labels.of(seeds)).getFirst();
+        XYPlot plot = ttft.chart().getXYPlot();
+        XYDataset data = plot.getDataset();
+
+        int floors = 0;
+        for (int series = 0; series < data.getSeriesCount(); series++) {
+            String key = data.getSeriesKey(series).toString();
+            if (!key.endsWith(": prefill floor")) {
+                continue;
+            }
+            floors++;
+            assertThat(((BasicStroke) plot.getRenderer().getSeriesStroke(series)).getDashArray())
+                    .as("the floor of %s is dashed", key)
+                    .isNotNull();
+            if (key.startsWith("sglang")) {
+                int measured = indexOf(data, key.substring(0, key.length() - ": prefill floor".length()));
+                // SGLang's 917,504 tokens: a TTFT of 3.150 s under a floor of 4.461 s (FP8, indexer counted),
+                // 141.7% of roofline (docs/results.md): the line runs above the point.
+                assertThat(yAt(data, series, 917_504) / yAt(data, measured, 917_504))
+                        .isCloseTo(4.461 / 3.150, offset(0.002));
+            }
+        }
+        assertThat(floors).as("one floor line per backend").isEqualTo(2);
+        assertThat(Charts.svg(ttft)).contains(">sglang: prefill floor<", ">vllm: prefill floor<");
+    }
+
+    private static int indexOf(XYDataset data, String key) {
+        for (int series = 0; series < data.getSeriesCount(); series++) {
+            if (data.getSeriesKey(series).toString().equals(key)) {
+                return series;
+            }
+        }
+        throw new AssertionError("no series " + key);
+    }
+
+    private static double yAt(XYDataset data, int series, long x) {
+        for (int i = 0; i < data.getItemCount(series); i++) {
+            if (data.getXValue(series, i) == x) {
+                return data.getYValue(series, i);
+            }
+        }
+        throw new AssertionError("no point at " + x + " in " + data.getSeriesKey(series));
     }
 
     @Test

@@ -20,6 +20,18 @@ final class ReportFixtures {
 
     static final Path SAMPLE = SAMPLE_RUN.resolve("results.json");
 
+    /**
+     * A matrix run on the real llama-server, -ctk f16|q8_0 with -fa on by -np 1|2 against -c 4096, on Slurm with
+     * --parallel 2 (LlamaServerIT's matrix).
+     */
+    static final Path MATRIX = Path.of("src/test/resources/dev/ctxprobe/report/matrix-run/results.json");
+
+    /**
+     * A capacity map on the test engine, vLLM-like and SGLang-like with a shared KV pool, at 1, 2 and 4 requests at
+     * once ({@code CapacityRun}, recorded by {@code SampleRunIT}).
+     */
+    static final Path CAPACITY = Path.of("src/test/resources/dev/ctxprobe/report/capacity-run/results.json");
+
     private ReportFixtures() {}
 
     /** The inputs as the report reads them. */

@@ -58,8 +58,20 @@ class SeedsReportTest {
         // The prefill rate is the target over the TTFT; the seed's own throughput divides by a duration that, in the
         // P800 file, holds three seconds of something else.
         assertThat(run.out())
-                .contains("| sglang | 65,536 | 66,560 | ok | 390.7 | 390.7 | 167,737 | 18,557 |  |")
+                .contains("| sglang | 65,536 | 66,560 | ok | 390.7 | 390.7 | 167,737 | 18,557 | floor unknown |  |")
                 .contains("prefill tok/s (target / TTFT) | input tok/s (input tokens / duration)");
+        // Each H200 step against its floor under each assumption (docs/results.md, % of roofline): the seed's
+        // 3.150 s at 917,504 is 141.7% of the FP8 floor with the indexer, 69.0% without it; the P800 has no
+        // sourced peak.
+        assertThat(run.out())
+                .contains(
+                        "| sglang | 917,504 | 918,528 | ok | 3,149.6 | 3,149.6 | 291,310 | 291,063 | 141.7% impossible |")
+                .contains("| sglang | 65,536 | 66,560 | ok | 521.2 | 521.3 | 125,734 | 125,021 | 25.1% |")
+                .contains(
+                        "- sglang 917,504  TTFT 3.150 s  FP8, linear+attention+indexer: 141.7% impossible (floor"
+                                + " 4.461 s); FP8, linear+attention: 69.0% (floor 2.175 s); BF16, linear+attention+indexer:"
+                                + " 283.4% impossible (floor 8.927 s); BF16, linear+attention: 138.2% impossible (floor 4.351 s)")
+                .contains("- sglang: floor unknown: Kunlunxin publishes no dense peak for the P800");
         // The numbers the spec quotes for the seeds (01-product.md).
         assertThat(expected.get("8x NVIDIA H200 143GB / vllm").maxOk()).isEqualTo(917_504);
         assertThat(expected.get("8x Kunlun P800 XPU / sglang").minFailed()).isEqualTo(262_144);
@@ -123,7 +135,7 @@ class SeedsReportTest {
                 continue;
             }
             List<String> cells = cells(line);
-            if (hardware == null || cells.size() != 9 || !cells.get(3).equals("ok")) {
+            if (hardware == null || cells.size() != 10 || !cells.get(3).equals("ok")) {
                 continue;
             }
             out.computeIfAbsent(hardware + " / " + cells.get(0), k -> new TreeMap<>())

@@ -119,6 +119,21 @@ class ResultReaderTest {
     }
 
     @Test
+    void resultsGetTheModeOfTheFolderOtherFiles() throws Exception {
+        // issue 31: results.json was 0600 (a temporary file's mode, kept by the rename) beside 0644 logs and report.
+        Path results = dir.resolve("results.json");
+        ResultFiles.write(results, ResultFiles.read(P800));
+        ResultFiles.write(results, ResultFiles.read(P800));
+        Path other = Files.writeString(dir.resolve("experiment.yaml"), "x");
+
+        assertThat(Files.getPosixFilePermissions(results)).isEqualTo(Files.getPosixFilePermissions(other));
+        try (var left = Files.list(dir)) {
+            assertThat(left.map(p -> p.getFileName().toString()))
+                    .containsExactlyInAnyOrder("results.json", "experiment.yaml");
+        }
+    }
+
+    @Test
     void pythonsNanAndInfinityAndJacksonsWordsForThemAreNumbers() throws Exception {
         String seed = Files.readString(P800);
         Path python = write(
@@ -137,7 +152,8 @@ class ResultReaderTest {
     @Test
     void aTruncatedFileNamesThePosition() throws Exception {
         String full = Files.readString(SAMPLE);
-        Path truncated = write("truncated.json", full.substring(0, full.length() / 2));
+        // Cut after a comma near the middle: a cut inside a literal (n of null) reads as a bad token, not as an end.
+        Path truncated = write("truncated.json", full.substring(0, full.lastIndexOf(',', full.length() / 2) + 1));
 
         assertThat(problems(truncated))
                 .singleElement()
@@ -203,7 +219,7 @@ class ResultReaderTest {
                         file + ": scenarios[1].outcome: unknown outcome \"exploded\"; expected ok, skipped, failed or"
                                 + " a failure class (port_busy, gpu_busy, kv_insufficient, oom_startup, config_rejected,"
                                 + " startup_crash, startup_timeout, request_rejected, truncated, token_mismatch,"
-                                + " server_crash, timeout, http_error, queue_timeout, cluster_ended, submit_rejected,"
+                                + " not_concurrent, server_crash, timeout, http_error, queue_timeout, cluster_ended, submit_rejected,"
                                 + " client_error, interrupted)",
                         file + ": frontier: expected an object, found 3");
     }
@@ -370,5 +386,26 @@ class ResultReaderTest {
         Frontier vllm = Frontier.ofSteps(h200.scenariosOf("vllm"));
         assertThat(vllm.maxOkTarget()).isEqualTo(917_504L);
         assertThat(vllm.minFailedTarget()).isEqualTo(1_048_576L);
+    }
+
+    @Test
+    void aFileOverTheLimitIsRefusedByItsSizeUnread() throws Exception {
+        Path file = dir.resolve("huge.json");
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(file.toFile(), "rw")) {
+            f.setLength(ResultFiles.MAX_BYTES + 1);
+        }
+        assertThatThrownBy(() -> ResultFiles.read(file))
+                .hasMessageContaining("67,108,865 bytes: a results file is at most 64 MiB");
+    }
+
+    @Test
+    void oneStringOverTheLimitIsRefusedByTheParserWithItsPosition() throws Exception {
+        Path file = write(
+                "long.json",
+                "{\"metadata\": {},\n \"scenarios\": [\"" + "s".repeat(ResultFiles.MAX_STRING_CHARS + 1) + "\"]}");
+        assertThatThrownBy(() -> ResultFiles.read(file))
+                .hasMessageContaining("a string at line 2")
+                .hasMessageContaining("longer than 8,388,608 characters")
+                .hasMessageNotContaining("StreamReadConstraints");
     }
 }

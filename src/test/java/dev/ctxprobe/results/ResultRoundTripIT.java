@@ -20,7 +20,7 @@ class ResultRoundTripIT {
         public void runStarted(String experiment, Path runDir) {}
 
         @Override
-        public void stepStarting(String backend, long target, long maxModelLen) {}
+        public void stepStarting(String backend, long target, int concurrency, long maxModelLen) {}
 
         @Override
         public void stepFinished(Scenario step, ResultDocument doc) {}

@@ -4,6 +4,7 @@ import java.util.Collections;
 import java.util.EnumSet;
 import java.util.HashSet;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -20,6 +21,17 @@ import java.util.Set;
  * @param contextShift llama.cpp's {@code --context-shift} / {@code --no-context-shift}, null when not given
  * @param trainContext the model's training context (llama.cpp's n_ctx_train)
  * @param vocab the model's vocabulary: ids at or above it are invalid tokens
+ * @param passkeyWindow the pass-key model sees only the last this many prompt tokens; 0 for all of them
+ * @param passkeyForgetMiddle the pass-key model forgets the middle half of a prompt
+ * @param passkeyGarbleAbove the pass-key model answers noise to a prompt longer than this; 0 for never
+ * @param kvPool a KV pool of this many tokens shared by the requests in flight (admission, queueing, preemption:
+ *     {@link KvPool}); 0 for none, every request served at once as before; {@link #POOL_IS_CAPACITY} ({@code
+ *     --kv-pool capacity}) for the capacity the engine states, as the real engines' one pool
+ * @param maxRunning requests generated together at most (vLLM's {@code --max-num-seqs}, SGLang's {@code
+ *     --max-running-requests}); 0 for no cap
+ * @param preempt vLLM's admission: a request is admitted for its prompt and grows block by block, and the newest
+ *     is preempted (its KV dropped, its prefill done again later) when the pool runs out; without it, SGLang's: a
+ *     request is admitted only with room for its whole output
  */
 record EngineOptions(
         String host,
@@ -46,7 +58,18 @@ record EngineOptions(
         long residentMb,
         String holdWhile,
         long notReadyMs,
-        long logMib) {
+        long logMib,
+        long passkeyWindow,
+        boolean passkeyForgetMiddle,
+        long passkeyGarbleAbove,
+        Map<String, String> keys,
+        String keysTo,
+        long kvPool,
+        int maxRunning,
+        boolean preempt) {
+
+    /** {@code --kv-pool capacity}: the pool is the KV capacity the engine states (given or sized from a model). */
+    static final long POOL_IS_CAPACITY = -1;
 
     /** {@code --max-model-len auto}: the engine fits its context to memory. */
     static final long AUTO = -1;
@@ -56,18 +79,24 @@ record EngineOptions(
 
     static final String USAGE = "usage: TestEngine --port N [--host H] [--mode vllm|sglang|llamacpp|lmdeploy|tgi]"
             + " [--max-model-len N | --context-length N | -c N | --session-len N | --max-total-tokens N]"
-            + " [--capacity N] [--startup-ms N] [--prefill-us-per-token D] [--prefill-quadratic-ns D]"
+            + " [--kv-pool N|capacity [--max-num-seqs N | --max-running-requests N] [--preempt]] [--capacity N] [--startup-ms N] [--prefill-us-per-token D] [--prefill-quadratic-ns D]"
             + " [--itl-ms D] [--refuse-at L1,L2,...] [--fault NAME]... [--build b11669|b4748|new|old]"
             + " [--derived-max N] [-np N] [--kv-unified | --no-kv-unified] [--context-shift | --no-context-shift]"
             + " [--n-ctx-train N] [--vocab N] [--resident-mb N] [--node-rank R --nnodes N --dist-init-addr HOST:PORT]"
-            + " [--hold-while FILE]"
+            + " [--hold-while FILE] [--api-key K] [--hf-token K] [--token K] [--auth-secret K] [--keys-to FILE]"
             + " [--model-config FILE --device-memory-gib G [--weights-gib W] [--gpu-memory-utilization F |"
             + " --mem-fraction-static F] [--tensor-parallel-size N | --tp-size N] [--kv-cache-dtype D]"
-            + " [--block-size N | --page-size N]] [--not-ready-ms N] [--log-mib N]";
+            + " [--block-size N | --page-size N]] [--not-ready-ms N] [--log-mib N]"
+            + " [--passkey-window N] [--passkey-forget-middle] [--passkey-garble-above N]";
 
     /** Options that take no value. */
-    private static final Set<String> FLAGS =
-            Set.of("--kv-unified", "--no-kv-unified", "--context-shift", "--no-context-shift");
+    private static final Set<String> FLAGS = Set.of(
+            "--kv-unified",
+            "--no-kv-unified",
+            "--context-shift",
+            "--no-context-shift",
+            "--passkey-forget-middle",
+            "--preempt");
 
     /** Which real engine's texts, readiness and over-limit behaviour the test engine imitates. */
     enum Mode {
@@ -121,7 +150,26 @@ record EngineOptions(
         /** Logs its whole environment in the line of a fatal error and exits 1, as a crashing wrapper might. */
         LEAK_ENV,
         /** Logs --log-mib MiB of chatter between its first line and its capacity line. */
-        CHATTY_STARTUP;
+        CHATTY_STARTUP,
+        /**
+         * Reports all but 16 prompt tokens as served from its prefix cache, where the engine reports it: llama.cpp's
+         * {@code timings.cache_n}, vLLM's and SGLang's {@code usage.prompt_tokens_details.cached_tokens}.
+         */
+        PREFIX_CACHE_HIT,
+        /**
+         * Terminal control bytes (ESC, an OSC window title, BEL, NUL, a clear-screen CSI) in a log line while it
+         * loads, in an SSE error event for prompts under 1500 tokens and in a plain 500 body for longer ones.
+         */
+        CONTROL_BYTES,
+        /**
+         * A tensor-parallel worker's out-of-memory traceback (vLLM's words), then nothing: the API process neither
+         * serves nor exits, as when the other workers wait in a collective for the dead one.
+         */
+        FATAL_THEN_HANG,
+        /** A loading line, then a hang with no log line and no CPU, never ready and never exiting. */
+        SILENT_STALL,
+        /** vLLM's /metrics shows one request fewer running than it runs: an engine's count that lies. */
+        UNDERCOUNT_RUNNING;
 
         static Fault parse(String name) {
             try {
@@ -174,6 +222,14 @@ record EngineOptions(
         ModelSizing sizing = new ModelSizing();
         long notReadyMs = 2000;
         long logMib = 64;
+        long passkeyWindow = 0;
+        boolean passkeyForgetMiddle = false;
+        long passkeyGarbleAbove = 0;
+        Map<String, String> keys = new java.util.TreeMap<>();
+        String keysTo = null;
+        long kvPool = 0;
+        int maxRunning = 0;
+        boolean preempt = false;
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
             String name = arg;
@@ -184,6 +240,8 @@ record EngineOptions(
                     case "--kv-unified" -> kvUnified = true;
                     case "--no-kv-unified" -> kvUnified = false;
                     case "--context-shift" -> contextShift = true;
+                    case "--passkey-forget-middle" -> passkeyForgetMiddle = true;
+                    case "--preempt" -> preempt = true;
                     default -> contextShift = false;
                 }
                 continue;
@@ -224,6 +282,12 @@ record EngineOptions(
                 case "--dist-init-addr" -> distInitAddr = value;
                 case "--resident-mb" -> residentMb = number(name, value);
                 case "--hold-while" -> holdWhile = value;
+                case "--passkey-window" -> passkeyWindow = number(name, value);
+                case "--passkey-garble-above" -> passkeyGarbleAbove = number(name, value);
+                case "--keys-to" -> keysTo = value;
+                case "--kv-pool" -> kvPool = value.equals("capacity") ? POOL_IS_CAPACITY : number(name, value);
+                case "--max-num-seqs", "--max-running-requests" -> maxRunning = (int) number(name, value);
+                case "--api-key", "--hf-token", "--token", "--auth-secret" -> keys.put(name, value);
                 default -> {
                     if (!ModelSizing.OPTIONS.contains(name)) {
                         throw new IllegalArgumentException("unrecognized argument: " + arg);
@@ -281,7 +345,15 @@ record EngineOptions(
                 residentMb,
                 holdWhile,
                 notReadyMs,
-                logMib);
+                logMib,
+                passkeyWindow,
+                passkeyForgetMiddle,
+                passkeyGarbleAbove,
+                Map.copyOf(keys),
+                keysTo,
+                kvPool,
+                maxRunning,
+                preempt);
     }
 
     private static Mode mode(String value) {

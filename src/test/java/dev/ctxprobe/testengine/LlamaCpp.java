@@ -50,7 +50,8 @@ final class LlamaCpp {
             this.share = roundUp(Math.ceilDiv(c, slots), 256);
             this.nCtx = share * slots;
         }
-        this.slotCtx = Math.min(share, options.trainContext());
+        // b4748 does not cap a slot at the training context (the cap came later): it only warns.
+        this.slotCtx = old ? share : Math.min(share, options.trainContext());
         this.contextShift = options.contextShift() != null ? options.contextShift() : old;
     }
 
@@ -71,6 +72,10 @@ final class LlamaCpp {
             lines.add("llama_init_from_model: n_seq_max     = " + slots);
             lines.add("llama_init_from_model: n_ctx         = " + nCtx);
             lines.add("llama_init_from_model: n_ctx_per_seq = " + share);
+            if (share > options.trainContext()) {
+                lines.add("llama_init_from_model: n_ctx_per_seq (" + share + ") > n_ctx_train ("
+                        + options.trainContext() + ") -- possible training context overflow");
+            }
         } else {
             lines.add(stamp("I srv  llama_server: initializing ..."));
             lines.add(stamp("I srv    load_model: loading model '" + MODEL_FILE + "'"));

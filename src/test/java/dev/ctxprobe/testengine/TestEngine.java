@@ -22,6 +22,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicLong;
 import sun.misc.Signal;
@@ -46,12 +47,25 @@ public final class TestEngine {
     private static final long DEFAULT_DERIVED_MAX = 1_048_576;
 
     private final EngineOptions options;
+    /** The KV pool shared by the requests in flight, null when every request is served at once. */
+    private final KvPool pool;
     /** The context the engine serves: as asked, or fitted to memory with vLLM's {@code auto}. */
     private final long mml;
     /** llama.cpp's context arithmetic and texts; null in other modes. */
     private final LlamaCpp llama;
 
     private final AtomicLong requestIds = new AtomicLong();
+
+    /**
+     * A request the engine holds, for vLLM's progress gauges: its prefill runs from {@code startNanos} for {@code
+     * prefillMs} (infinite for one admitted and never scheduled).
+     */
+    private record Held(long startNanos, double prefillMs, long promptLen) {}
+
+    private final Map<Long, Held> held = new ConcurrentHashMap<>();
+    private final AtomicLong heldIds = new AtomicLong();
+    private final AtomicLong promptTokensTotal = new AtomicLong();
+    private final AtomicLong generationTokensTotal = new AtomicLong();
     /** Memory the engine really uses (touched pages), so that a memory limit below it kills the engine. */
     private final List<byte[]> resident = new ArrayList<>();
     /** The other ranks' connections, held open while the engine serves: closing them ends the workers. */
@@ -69,6 +83,26 @@ public final class TestEngine {
                 ? Math.min(options.capacity(), derived)
                 : options.maxModelLen();
         this.llama = options.mode() == Mode.LLAMACPP ? new LlamaCpp(options) : null;
+        long poolTokens = options.kvPool() == EngineOptions.POOL_IS_CAPACITY ? options.capacity() : options.kvPool();
+        this.pool = poolTokens > 0 ? new KvPool(poolTokens, maxRunning(), options.preempt()) : null;
+    }
+
+    /**
+     * The requests run together at most: as given ({@code --max-num-seqs}, {@code --max-running-requests}), else in
+     * SGLang mode its own default, {@code min(max_total_num_tokens / 2, req_to_token_pool size)} with the pool of
+     * request rows {@code min(max(max_total_num_tokens / context_len * 512, 2048), 4096)} (tp_worker.py,
+     * model_runner.py), which its scheduler line states; 0 for no cap.
+     */
+    private int maxRunning() {
+        if (options.maxRunning() > 0) {
+            return options.maxRunning();
+        }
+        if (options.mode() != Mode.SGLANG) {
+            return 0;
+        }
+        long cap = options.capacity();
+        long rows = Math.min(Math.max(cap * 512 / Math.max(1, mml), 2048), 4096);
+        return (int) Math.max(1, Math.min(cap / 2, rows));
     }
 
     public static void main(String[] args) throws IOException, InterruptedException {
@@ -126,10 +160,21 @@ public final class TestEngine {
             bind();
         }
         logLoading();
+        // What the launch gave it, where the test (and only the test) reads it: outside the run folder.
+        if (options.keysTo() != null) {
+            StringBuilder got = new StringBuilder();
+            options.keys()
+                    .forEach((flag, key) ->
+                            got.append(flag).append(' ').append(key).append('\n'));
+            Files.writeString(Path.of(options.keysTo()), got.toString());
+        }
         if (options.has(Fault.CHATTY_STARTUP)) {
             chatter(options.logMib());
         }
         holdResidentMemory();
+        if (options.has(Fault.CONTROL_BYTES)) {
+            info("Loading " + CONTROL + " weights");
+        }
         loadWeights();
         // Loading lasts as long as a test wants: until it removes the file.
         while (options.holdWhile() != null && Files.exists(Path.of(options.holdWhile()))) {
@@ -137,6 +182,24 @@ public final class TestEngine {
         }
         rejectAboveTheModelsLimit();
         autoFit();
+        if (options.has(Fault.FATAL_THEN_HANG)) {
+            // vLLM's multiproc executor prints a worker's failure with the worker's prefix; the rest waits.
+            String worker = "(VllmWorker TP1 pid=" + ProcessHandle.current().pid() + ") ";
+            System.err.println(worker + "ERROR 07-08 14:35:34 [multiproc_executor.py:546] WorkerProc failed to start.");
+            System.err.println(worker + "Traceback (most recent call last):");
+            System.err.println(
+                    worker + "  File \"/opt/venv/lib/python3.12/site-packages/vllm/v1/worker/gpu_worker.py\","
+                            + " line 246, in determine_available_memory");
+            System.err.println(worker + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1"
+                    + " has a total capacity of 139.72 GiB of which 1.12 GiB is free.");
+            System.err.flush();
+            hang();
+        }
+        if (options.has(Fault.SILENT_STALL)) {
+            info("Loading safetensors checkpoint shards: 45% Completed | 29/64");
+            System.out.flush();
+            hang();
+        }
         if (options.has(Fault.OOM_STARTUP)) {
             die(
                     1,
@@ -286,6 +349,9 @@ public final class TestEngine {
         bound = true;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> server.stop(0)));
     }
+
+    /** What {@code --fault control-bytes} sends: a window title (OSC), a bell, a NUL, a screen clear, red. */
+    static final String CONTROL = "\u001b]0;pwned-title\u0007\u0000\u001b[2J\u001b[31mred\u0007";
 
     private void logLoading() {
         switch (options.mode()) {
@@ -470,7 +536,7 @@ public final class TestEngine {
             case SGLANG -> {
                 info("KV Cache is allocated. #tokens: " + cap);
                 info("max_total_num_tokens=" + cap + ", chunked_prefill_size=8192, max_prefill_tokens=16384,"
-                        + " max_running_requests=1, context_len=" + mml);
+                        + " max_running_requests=" + maxRunning() + ", context_len=" + mml);
                 info("The server is fired up and ready to roll!");
             }
             case LLAMACPP -> llama.ready(url).forEach(System.err::println);
@@ -493,6 +559,7 @@ public final class TestEngine {
             case "GET /props" -> props(exchange);
             case "GET /metrics" -> metrics(exchange);
             case "POST /v1/completions" -> completions(exchange);
+            case "POST /tokenize" -> tokenize(exchange);
             default -> send(exchange, 404, "{\"detail\":\"Not Found\"}");
         }
         exchange.close();
@@ -577,11 +644,15 @@ public final class TestEngine {
         String text;
         switch (options.mode()) {
             case VLLM -> {
-                String tokens = options.old() ? "" : "kv_cache_size_tokens=\"" + cap + "\",";
+                String tokens = options.old()
+                        ? ""
+                        : "kv_cache_size_tokens=\"" + cap + "\",kv_cache_max_concurrency=\""
+                                + String.format(Locale.ROOT, "%.8f", (double) cap / mml) + "\",";
                 text = "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n"
                         + "# TYPE vllm:cache_config_info gauge\n"
                         + "vllm:cache_config_info{block_size=\"16\",cache_dtype=\"auto\",gpu_memory_utilization=\"0.9\","
-                        + tokens + "num_gpu_blocks=\"" + cap / 16 + "\"} 1.0\n";
+                        + tokens + "num_gpu_blocks=\"" + cap / 16 + "\"} 1.0\n"
+                        + progressGauges();
             }
             case SGLANG ->
                 text = "# TYPE sglang:max_total_num_tokens gauge\nsglang:max_total_num_tokens{model_name=\"" + MODEL
@@ -627,6 +698,64 @@ public final class TestEngine {
         return Math.min(mml - 1, options.capacity() - 1) - 5;
     }
 
+    /** A byte tokenizer: byte b is id b + 3, BOS is 1 (as the embedded engine's vocabulary). */
+    private static final int BYTE_IDS = 3;
+
+    private static final int BOS = 1;
+    private static final java.util.regex.Pattern NEEDLE = java.util.regex.Pattern.compile("The pass key is (\\d+)\\.");
+    private static final String CUE = "What is the pass key? The pass key is";
+
+    /** vLLM's and SGLang's {@code /tokenize} ({@code prompt}), or llama.cpp's ({@code content}), in its shape. */
+    private void tokenize(HttpExchange exchange) throws IOException {
+        if (notServingYet()) {
+            unavailable(exchange);
+            return;
+        }
+        JsonNode body = Json.MAPPER.readTree(exchange.getRequestBody().readAllBytes());
+        boolean vllm = body.has("prompt");
+        String text = body.path(vllm ? "prompt" : "content").asString("");
+        boolean special = vllm
+                ? body.path("add_special_tokens").asBoolean(true)
+                : body.path("add_special").asBoolean(false);
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        List<Integer> ids = new ArrayList<>();
+        if (special) {
+            ids.add(BOS);
+        }
+        for (byte b : bytes) {
+            ids.add((b & 0xff) + BYTE_IDS);
+        }
+        send(
+                exchange,
+                200,
+                json(vllm ? object("count", ids.size(), "max_model_len", mml, "tokens", ids) : object("tokens", ids)));
+    }
+
+    /**
+     * What the pass-key model answers to a prompt of ids that ends with the question, or null for any other prompt:
+     * the key when it sees the needle, else words; noise above {@code --passkey-garble-above}. It sees the last {@code
+     * --passkey-window} tokens, and with {@code --passkey-forget-middle} not the middle half.
+     */
+    private String passkeyAnswer(JsonNode prompt) {
+        int n = prompt.size();
+        StringBuilder seen = new StringBuilder(n);
+        long from = options.passkeyWindow() > 0 ? Math.max(0, n - options.passkeyWindow()) : 0;
+        for (int i = 0; i < n; i++) {
+            boolean forgotten = options.passkeyForgetMiddle() && i >= n / 4 && i < n * 3L / 4;
+            int id = prompt.get(i).asInt();
+            boolean text = id >= BYTE_IDS && id < BYTE_IDS + 256;
+            seen.append(i < from || forgotten || !text ? '\u0000' : (char) (id - BYTE_IDS));
+        }
+        if (!seen.toString().strip().endsWith(CUE)) {
+            return null;
+        }
+        if (options.passkeyGarbleAbove() > 0 && n > options.passkeyGarbleAbove()) {
+            return " #&%!@ *&^ %$#";
+        }
+        java.util.regex.Matcher m = NEEDLE.matcher(seen);
+        return m.find() ? " " + m.group(1) + ". Remember it." : " I do not know.";
+    }
+
     private void completions(HttpExchange exchange) throws IOException {
         if (notServingYet()) {
             unavailable(exchange);
@@ -653,7 +782,8 @@ public final class TestEngine {
                 promptLen,
                 body.path("max_tokens").asLong(16),
                 body.path("stream").asBoolean(false),
-                body.path("stream_options").path("include_usage").asBoolean(false));
+                body.path("stream_options").path("include_usage").asBoolean(false),
+                prompt.isArray() ? passkeyAnswer(prompt) : null);
         boolean truncating = options.has(Fault.TRUNCATE);
         if (llama != null && !truncating) {
             llamaCompletion(exchange, request, prompt);
@@ -664,7 +794,8 @@ public final class TestEngine {
         }
         if (options.has(Fault.HANG_AT_CAPACITY)
                 && request.promptLen() + request.maxTokens() > CAPACITY_HANG * options.capacity()) {
-            // Admitted, never scheduled: no headers, no output, no error, no log line.
+            // Admitted, never scheduled: no headers, no output, no error, no log line; it waits in the queue.
+            held.put(heldIds.incrementAndGet(), new Held(System.nanoTime(), Double.POSITIVE_INFINITY, 0));
             pause(Double.MAX_VALUE);
         }
         long completionTokens = request.maxTokens();
@@ -706,7 +837,14 @@ public final class TestEngine {
     }
 
     /** A completion request as the engine understood it. */
-    private record Request(long promptLen, long maxTokens, boolean stream, boolean includeUsage) {}
+    /** A completion request as the engine understood it; {@code answer} is the pass-key answer's text, or null. */
+    private record Request(long promptLen, long maxTokens, boolean stream, boolean includeUsage, String answer) {
+
+        /** The text of output token {@code i}: the answer comes whole in the first. */
+        String token(long i) {
+            return i == 0 && answer != null ? answer : "a";
+        }
+    }
 
     /** Answers an over-long request the way the imitated engine does; false when the request fits. */
     private boolean rejected(HttpExchange exchange, Request request) throws IOException {
@@ -786,10 +924,42 @@ public final class TestEngine {
         }
         double prefillMs = p * options.prefillUsPerToken() / 1e3 + options.prefillQuadraticNs() * p * p / 1e6;
         exchange.getResponseHeaders().set("X-Engine-Prefill-Ms", String.format(Locale.ROOT, "%.3f", prefillMs));
+        long heldId = heldIds.incrementAndGet();
+        held.put(heldId, new Held(System.nanoTime(), prefillMs, p));
+        try {
+            serve(exchange, request, completionTokens, reported, prefillMs);
+            promptTokensTotal.addAndGet(p);
+            generationTokensTotal.addAndGet(completionTokens);
+        } finally {
+            held.remove(heldId);
+        }
+    }
+
+    private void serve(HttpExchange exchange, Request request, long completionTokens, Long reported, double prefillMs)
+            throws IOException {
+        long p = request.promptLen();
         if (options.has(Fault.CRASH_MID_REQUEST)) {
             System.err.println(
                     "RuntimeError: CUDA error: an illegal memory access was encountered (prefill of " + p + " tokens)");
             Runtime.getRuntime().halt(137);
+        }
+        if (options.has(Fault.CONTROL_BYTES) && p >= 1500) {
+            byte[] body = ("upstream failed " + CONTROL).getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("Content-Type", "text/plain");
+            exchange.sendResponseHeaders(500, body.length);
+            exchange.getResponseBody().write(body);
+            exchange.close();
+            return;
+        }
+        if (options.has(Fault.CONTROL_BYTES)) {
+            startStream(exchange);
+            OutputStream out = exchange.getResponseBody();
+            event(
+                    out,
+                    "{\"error\": {\"message\": " + json("event said " + CONTROL)
+                            + ", \"type\": \"InternalServerError\", \"code\": 500}}");
+            event(out, "[DONE]");
+            return;
         }
         if (streamFault(exchange)) {
             return;
@@ -809,31 +979,103 @@ public final class TestEngine {
                 completionTokens,
                 "total_tokens",
                 reportedPrompt + completionTokens);
+        long cached = Math.max(0, p - 16);
+        // llama.cpp puts its timings beside the usage, in the last event.
+        Map<String, Object> timings = null;
+        if (options.has(Fault.PREFIX_CACHE_HIT) && options.mode() != Mode.LLAMACPP) {
+            usage.put("prompt_tokens_details", object("cached_tokens", cached));
+        } else if (options.has(Fault.PREFIX_CACHE_HIT)) {
+            timings = object("cache_n", cached);
+        }
         if (!request.stream()) {
             pause(prefillMs + Math.max(0, completionTokens - 1) * options.itlMs());
             send(
                     exchange,
                     200,
-                    json(chunk(id, created, List.of(choice("a".repeat((int) completionTokens), "length")), usage)));
+                    json(chunk(
+                            id,
+                            created,
+                            List.of(choice(
+                                    completionTokens == 0
+                                            ? ""
+                                            : request.token(0) + "a".repeat((int) completionTokens - 1),
+                                    "length")),
+                            usage)));
             return;
         }
         startStream(exchange);
         OutputStream out = exchange.getResponseBody();
-        pause(prefillMs);
-        if (completionTokens == 0) {
-            event(out, json(chunk(id, created, List.of(choice("", "length")), null)));
-        }
-        for (long i = 0; i < completionTokens; i++) {
-            if (i > 0) {
-                pause(options.itlMs());
+        if (pool != null) {
+            pooled(out, request, p, prefillMs, completionTokens, id, created);
+        } else {
+            pause(prefillMs);
+            if (completionTokens == 0) {
+                event(out, json(chunk(id, created, List.of(choice("", "length")), null)));
             }
-            String finish = i == completionTokens - 1 ? "length" : null;
-            event(out, json(chunk(id, created, List.of(choice("a", finish)), null)));
+            for (long i = 0; i < completionTokens; i++) {
+                if (i > 0) {
+                    pause(options.itlMs());
+                }
+                String finish = i == completionTokens - 1 ? "length" : null;
+                event(out, json(chunk(id, created, List.of(choice(request.token(i), finish)), null)));
+            }
         }
         if (request.includeUsage()) {
-            event(out, json(chunk(id, created, List.of(), usage)));
+            Map<String, Object> last = chunk(id, created, List.of(), usage);
+            if (timings != null) {
+                last.put("timings", timings);
+            }
+            event(out, json(last));
         }
         event(out, "[DONE]");
+    }
+
+    /**
+     * Streams a request's tokens through the shared KV pool: admitted in arrival order when it fits (queued until
+     * then), and with {@code --preempt} preempted when a decode step finds the pool full, as vLLM's scheduler does,
+     * with its warning; its prefill is then computed again once it is admitted again.
+     */
+    private void pooled(
+            OutputStream out, Request request, long p, double prefillMs, long completionTokens, String id, long created)
+            throws IOException {
+        // SGLang reserves the whole output, its max_new_tokens clipped so that a request alone fits its pool.
+        long held = pool.preempts() ? p : Math.min(p + completionTokens, pool.tokens());
+        admit(held);
+        try {
+            pause(prefillMs);
+            for (long i = 0; i < completionTokens; i++) {
+                if (i > 0) {
+                    pause(options.itlMs());
+                    if (pool.preempts()) {
+                        if (!pool.growOrPreempt(held)) {
+                            System.out.println("WARNING Sequence group " + id + " is preempted by"
+                                    + " PreemptionMode.RECOMPUTE mode because there is not enough KV cache space."
+                                    + " This can affect the end-to-end performance. Increase gpu_memory_utilization"
+                                    + " or tensor_parallel_size to provide more KV cache memory."
+                                    + " total_num_cumulative_preemption=" + pool.preemptions());
+                            admit(held + 1);
+                            held++;
+                            pause(prefillMs);
+                        } else {
+                            held++;
+                        }
+                    }
+                }
+                String finish = i == completionTokens - 1 ? "length" : null;
+                event(out, json(chunk(id, created, List.of(choice(request.token(i), finish)), null)));
+            }
+        } finally {
+            pool.release(held, false);
+        }
+    }
+
+    private void admit(long need) {
+        try {
+            pool.admit(need);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while queued", e);
+        }
     }
 
     /** Applies a stream-breaking fault; true when it has taken over the response. */
@@ -978,6 +1220,51 @@ public final class TestEngine {
 
     private static void info(String line) {
         System.out.println("INFO " + line);
+    }
+
+    /**
+     * vLLM's request gauges and counters: a request in its prefill is running and fills the KV cache as its prefill
+     * proceeds; one admitted and never scheduled waits and fills nothing. With a KV pool, the pool's own state: the
+     * requests it runs, those queued for admission (a preempted one among them), the cells used, its preemptions.
+     */
+    private String progressGauges() {
+        long now = System.nanoTime();
+        int running = 0;
+        int waiting = 0;
+        double tokens = 0;
+        for (Held h : held.values()) {
+            if (Double.isInfinite(h.prefillMs())) {
+                waiting++;
+            } else {
+                running++;
+                double done = h.prefillMs() <= 0 ? 1 : Math.min(1, (now - h.startNanos()) / 1e6 / h.prefillMs());
+                tokens += done * h.promptLen();
+            }
+        }
+        double usage = Math.min(1, tokens / options.capacity());
+        long preemptions = 0;
+        if (pool != null) {
+            running = pool.running();
+            waiting += (int) pool.waiting();
+            usage = (double) pool.used() / pool.tokens();
+            preemptions = pool.preemptions();
+        }
+        if (options.has(Fault.UNDERCOUNT_RUNNING)) {
+            running = Math.max(0, running - 1);
+        }
+        String labels = "{model_name=\"" + MODEL + "\"}";
+        return "vllm:num_requests_running" + labels + " " + running + ".0\n"
+                + "vllm:num_requests_waiting" + labels + " " + waiting + ".0\n"
+                + "vllm:kv_cache_usage_perc" + labels + " "
+                + String.format(Locale.ROOT, "%.9f", usage) + "\n"
+                + "vllm:num_preemptions_total" + labels + " " + preemptions + ".0\n"
+                + "vllm:prompt_tokens_total" + labels + " " + promptTokensTotal.get() + ".0\n"
+                + "vllm:generation_tokens_total" + labels + " " + generationTokensTotal.get() + ".0\n";
+    }
+
+    /** Waits without end, printing nothing and using no CPU: only a signal ends it. */
+    private static void hang() throws InterruptedException {
+        Thread.sleep(Long.MAX_VALUE);
     }
 
     /** Prints the lines to stderr, as the engines print their fatal errors, and exits with the code. */

@@ -162,7 +162,7 @@ class TestEngineIT {
         assertThat(info.path("max_req_input_len").asInt()).isEqualTo(494);
         assertThat(engine.log())
                 .contains("max_total_num_tokens=500, chunked_prefill_size=8192, max_prefill_tokens=16384,"
-                        + " max_running_requests=1, context_len=1000")
+                        + " max_running_requests=250, context_len=1000")
                 .contains("The server is fired up and ready to roll!");
     }
 

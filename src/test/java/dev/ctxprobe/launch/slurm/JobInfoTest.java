@@ -5,9 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.ctxprobe.launch.Termination;
 import dev.ctxprobe.results.Ended.Reason;
+import dev.ctxprobe.results.FailureClass;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** How each state Slurm 22.05 really reported (the recorded fixtures) becomes a {@link Termination}. */
@@ -111,5 +113,32 @@ class JobInfoTest {
             assertThat(in).as(name).isNotNull();
             return JobInfo.parse(new String(in.readAllBytes(), StandardCharsets.UTF_8));
         }
+    }
+
+    /** Issue 32: a waiting job that cannot start by itself is a verdict; one that waits for resources is not. */
+    @Test
+    void aJobThatCannotStartByItselfIsNamed() {
+        assertThat(JobInfo.parse("JobId=3 JobName=x JobState=PENDING Reason=JobHeldUser Dependency=(null)")
+                        .neverStarts())
+                .isEqualTo(FailureClass.CLUSTER_ENDED);
+        assertThat(JobInfo.parse("JobId=3 JobName=x JobState=PENDING Reason=launch_failed_requeued_held")
+                        .neverStarts())
+                .isEqualTo(FailureClass.CLUSTER_ENDED);
+        assertThat(JobInfo.parse("JobId=3 JobName=x JobState=PENDING Reason=DependencyNeverSatisfied")
+                        .neverStarts())
+                .isEqualTo(FailureClass.CLUSTER_ENDED);
+        assertThat(JobInfo.parse("JobId=3 JobName=x JobState=PENDING Reason=InvalidQOS")
+                        .neverStarts())
+                .isEqualTo(FailureClass.SUBMIT_REJECTED);
+        for (String reason :
+                List.of("Resources", "Priority", "PartitionDown", "ReqNodeNotAvail,_UnavailableNodes:n1")) {
+            assertThat(JobInfo.parse("JobId=3 JobName=x JobState=PENDING Reason=" + reason)
+                            .neverStarts())
+                    .as(reason)
+                    .isNull();
+        }
+        assertThat(JobInfo.parse("JobId=3 JobName=x JobState=RUNNING Reason=None")
+                        .neverStarts())
+                .isNull();
     }
 }
