@@ -43,11 +43,15 @@ class TerminalBytesIT {
         // The engine keeps loading until the live line has drawn its log line: on a loaded machine a fixed pause
         // could pass between two redraws.
         Path hold = Files.writeString(dir.resolve("hold"), "");
+        // The startup limit outlasts the wait below: the hold, not the limit, ends the loading (CI once ran out of
+        // the fault tests' 5 s before the live line had drawn the log line).
         Path exp = FaultRuns.write(
                 dir,
                 "bytes",
                 List.of(1000L, 2000L),
                 0,
+                "{startup_s: 90, request_s: 10, shutdown_s: 3}",
+                "",
                 List.of(new Backend("engine", null, "--fault control-bytes --hold-while " + hold)));
         Path out = dir.resolve("out");
         terminal = PtyRuns.start(dir, Map.of(), "run", exp.toString(), "--out", out.toString(), "--verbose");
