@@ -26,6 +26,8 @@ final class FaultRuns {
 
     /** Signal n is bit n-1 of the masks in {@code /proc/PID/status}; SIGINT is 2. */
     private static final long SIGINT_BIT = 1L << 1;
+    /** SIGHUP is signal 1. */
+    private static final long SIGHUP_BIT = 1L;
 
     private FaultRuns() {}
 
@@ -199,16 +201,12 @@ final class FaultRuns {
     }
 
     /**
-     * Sends a signal (INT, TERM, KILL) to one process by its pid. A SIGINT that the process ignores fails here, with
-     * the cause: a shell that starts the tests in the background ({@code ./mvnw verify &} in a script, nohup) starts
-     * them with SIGINT ignored, every child inherits that, and the JVM then installs no handler for it, so each
-     * Ctrl-C test would otherwise fail later as a run that finished with 0 instead of 130.
+     * Sends a signal (INT, TERM, HUP, KILL) to one process by its pid. A SIGINT or SIGHUP that the process ignores
+     * fails here, with the cause (see {@link #requireHandled}).
      */
     static void signal(long pid, String signal) throws IOException, InterruptedException {
-        if (signal.equals("INT") && ignoresSigint(pid)) {
-            throw new AssertionError("process " + pid + " ignores SIGINT, inherited from the shell that started the"
-                    + " tests in the background; run ./mvnw verify in the foreground (or from a shell with job"
-                    + " control, set -m) so that Ctrl-C can be tested");
+        if (signal.equals("INT") || signal.equals("HUP")) {
+            requireHandled(pid, signal);
         }
         Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid))
                 .inheritIO()
@@ -216,13 +214,28 @@ final class FaultRuns {
         assertThat(kill.waitFor()).as("kill -%s %d", signal, pid).isZero();
     }
 
-    /** Whether {@code /proc/PID/status} lists SIGINT among the process's ignored signals. */
-    private static boolean ignoresSigint(long pid) throws IOException {
+    /**
+     * Fails, with the cause, when process {@code pid} ignores {@code signal} (INT or HUP). A shell that starts the
+     * tests in the background ({@code ./mvnw verify &} in a script) starts them with SIGINT ignored, nohup with
+     * SIGHUP ignored; every child inherits that, and the JVM then installs no handler for it, as nohup asks. Each
+     * Ctrl-C or hang-up test would otherwise fail later as a run that finished with 0 instead of 130 or 129.
+     */
+    static void requireHandled(long pid, String signal) throws IOException {
+        long bit = signal.equals("INT") ? SIGINT_BIT : SIGHUP_BIT;
+        if (ignores(pid, bit)) {
+            throw new AssertionError("process " + pid + " ignores SIG" + signal + ", inherited from the shell that"
+                    + " started the tests (in the background, or under nohup); run ./mvnw verify in the foreground"
+                    + " (or from a shell with job control, set -m) and without nohup so that it can be tested");
+        }
+    }
+
+    /** Whether {@code /proc/PID/status} lists the signal of {@code bit} among the process's ignored signals. */
+    private static boolean ignores(long pid, long bit) throws IOException {
         for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
             if (line.startsWith("SigIgn:")) {
                 long ignored = Long.parseUnsignedLong(
                         line.substring("SigIgn:".length()).strip(), 16);
-                return (ignored & SIGINT_BIT) != 0;
+                return (ignored & bit) != 0;
             }
         }
         return false;

@@ -55,6 +55,8 @@ class HangupIT {
     @Test
     void closingTheTerminalStopsTheServerRecordsTheStepAndWritesTheReport() throws Exception {
         PtyRuns.assumePython();
+        // The terminal's child inherits this JVM's signal dispositions.
+        FaultRuns.requireHandled(ProcessHandle.current().pid(), "HUP");
         Path out = dir.resolve("out");
         terminal = PtyRuns.start(dir, Map.of(), "run", experiment().toString(), "--out", out.toString());
         serverGroup = FaultRuns.awaitServerUp(out, "hangup", READY, 30);
