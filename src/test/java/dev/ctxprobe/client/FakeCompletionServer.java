@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -118,15 +119,23 @@ final class FakeCompletionServer implements AutoCloseable {
     private void complete(HttpExchange exchange) throws IOException {
         int now = inFlight.incrementAndGet();
         maxInFlight.accumulateAndGet(now, Math::max);
+        // A request leaves the count before the bytes that end it for the client: once it has them, the client may
+        // send its next request, which this server could otherwise count beside the one still in its last write.
+        AtomicBoolean counted = new AtomicBoolean(true);
+        Runnable ending = () -> {
+            if (counted.getAndSet(false)) {
+                inFlight.decrementAndGet();
+            }
+        };
         boolean abort = false;
         try {
             Received request = parse(exchange.getRequestBody().readAllBytes());
             received.add(request);
-            abort = !answer(exchange, script, request);
+            abort = !answer(exchange, script, request, ending);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
-            inFlight.decrementAndGet();
+            ending.run();
             if (!abort) {
                 exchange.close();
             }
@@ -161,8 +170,11 @@ final class FakeCompletionServer implements AutoCloseable {
                 json.get("max_tokens").asInt());
     }
 
-    /** Answers per the script; false when the connection must be dropped instead of closed. */
-    private static boolean answer(HttpExchange exchange, Script script, Received request)
+    /**
+     * Answers per the script; false when the connection must be dropped instead of closed. A streamed answer runs
+     * {@code ending} before its last event.
+     */
+    private static boolean answer(HttpExchange exchange, Script script, Received request, Runnable ending)
             throws IOException, InterruptedException {
         Thread.sleep(script.delayMs());
         if (script.status() != 200) {
@@ -209,7 +221,11 @@ final class FakeCompletionServer implements AutoCloseable {
                     if (i > 0) {
                         Thread.sleep(script.gapMs());
                     }
-                    event(out, choice(i == script.tokens() - 1 ? "\"length\"" : null));
+                    boolean last = i == script.tokens() - 1;
+                    if (last) {
+                        ending.run();
+                    }
+                    event(out, choice(last ? "\"length\"" : null));
                 }
                 if (script.mode() != Mode.NO_USAGE) {
                     event(out, "{\"id\":\"cmpl-1\",\"choices\":[],\"usage\":" + usage + "}");
