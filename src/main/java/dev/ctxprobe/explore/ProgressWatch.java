@@ -125,17 +125,7 @@ final class ProgressWatch {
                 thread.interrupt();
             }
         }
-        boolean interrupted = false;
-        while (thread.isAlive()) {
-            try {
-                thread.join();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        WatchThreads.awaitEnd(thread);
         synchronized (lock) {
             return Optional.ofNullable(verdict);
         }

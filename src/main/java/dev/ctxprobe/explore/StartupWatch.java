@@ -87,17 +87,7 @@ final class StartupWatch {
                 thread.interrupt();
             }
         }
-        boolean interrupted = false;
-        while (thread.isAlive()) {
-            try {
-                thread.join();
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        WatchThreads.awaitEnd(thread);
         synchronized (lock) {
             return Optional.ofNullable(verdict);
         }
